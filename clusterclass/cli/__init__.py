@@ -1,0 +1,1 @@
+"""The ``clusterclass`` command line: a thin layer over ``plan`` and ``topology``."""

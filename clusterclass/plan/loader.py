@@ -1,0 +1,134 @@
+"""Reading Kubernetes objects from YAML and JSON files, directories and standard input.
+
+Every object remembers where it came from (file, document and line), so an error about an object
+can name the file to fix. Multi-document YAML and ``kind: List`` (what ``kubectl get -o yaml``
+prints) are both understood. Objects without a namespace get ``default``, as ``kubectl apply``
+would place them, except for the few cluster-scoped kinds a plan may see.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from clusterclass.api.objects import Obj, key_of
+from clusterclass.errors import InputError, ObjectKey
+
+try:
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _Loader = yaml.SafeLoader
+
+CLUSTER_SCOPED_KINDS = frozenset(
+    {"Namespace", "Node", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PersistentVolume"}
+)
+DEFAULT_NAMESPACE = "default"
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class Source:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class Loaded:
+    """The objects read, in order, and where each object (by key) was last given."""
+
+    objects: list[Obj]
+    sources: dict[ObjectKey, Source]
+
+
+def _documents(text: str, name: str) -> Iterator[tuple[Any, int]]:
+    """Each YAML document of ``text`` with the line it starts on."""
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            yield loader.construct_document(node), node.start_mark.line + 1
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise InputError(name, f"{where}could not parse YAML: {err.problem or err}") from err
+    except yaml.YAMLError as err:
+        raise InputError(name, f"could not parse YAML: {err}") from err
+    finally:
+        loader.dispose()
+
+
+def _json_documents(text: str, name: str) -> Iterator[tuple[Any, int]]:
+    try:
+        yield json.loads(text), 1
+    except json.JSONDecodeError as err:
+        raise InputError(name, f"line {err.lineno}, column {err.colno}: could not parse JSON: {err.msg}") from err
+
+
+def _check_object(doc: Any, name: str, line: int) -> Obj:
+    where = f"document at line {line}"
+    if not isinstance(doc, dict):
+        raise InputError(name, f"{where}: expected a Kubernetes object (a mapping), got {type(doc).__name__}")
+    for field in ("apiVersion", "kind"):
+        if not isinstance(doc.get(field), str) or not doc[field]:
+            raise InputError(name, f"{where}: {field} must be a non-empty string")
+    metadata = doc.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise InputError(name, f"{where}: {doc['kind']}: metadata.name must be a non-empty string")
+    if metadata.get("namespace") is not None and not isinstance(metadata["namespace"], str):
+        raise InputError(name, f"{where}: {doc['kind']} {metadata['name']}: metadata.namespace must be a string")
+    if not metadata.get("namespace") and doc["kind"] not in CLUSTER_SCOPED_KINDS:
+        metadata["namespace"] = DEFAULT_NAMESPACE
+    return doc
+
+
+def parse_text(text: str, name: str) -> Iterator[tuple[Obj, int]]:
+    """The objects in one file's text, with the line each starts on."""
+    documents = _json_documents(text, name) if name.endswith(".json") else _documents(text, name)
+    for doc, line in documents:
+        if doc is None:
+            continue  # an empty document, e.g. a trailing '---'
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List"):
+            items = doc.get("items")
+            if isinstance(items, list):
+                for item in items:
+                    yield _check_object(item, name, line), line
+                continue
+        yield _check_object(doc, name, line), line
+
+
+def _files(path: str) -> list[Path]:
+    p = Path(path)
+    if p.is_dir():
+        return sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in SUFFIXES)
+    if not p.exists():
+        raise InputError(path, "no such file or directory")
+    return [p]
+
+
+def load(paths: Iterable[str], stdin: TextIO | None = None) -> Loaded:
+    """Read every object from ``paths`` (``-`` is standard input); later objects win on key clashes."""
+    loaded = Loaded(objects=[], sources={})
+    for path in paths:
+        if path == "-":
+            inputs = [("<stdin>", (stdin or sys.stdin).read())]
+        else:
+            inputs = []
+            for file in _files(path):
+                try:
+                    inputs.append((str(file), file.read_text(encoding="utf-8")))
+                except (OSError, UnicodeDecodeError) as err:
+                    raise InputError(str(file), f"cannot read: {err}") from err
+        for name, text in inputs:
+            for obj, line in parse_text(text, name):
+                loaded.objects.append(obj)
+                loaded.sources[key_of(obj)] = Source(name, line)
+    return loaded

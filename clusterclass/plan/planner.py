@@ -1,0 +1,108 @@
+"""``clusterclass plan``: the changes the topology controller would make, computed offline.
+
+The objects given are the management cluster as it stands: ClusterClasses and their templates,
+Clusters, and whatever the topology created earlier. Every Cluster with ``spec.topology`` (or the
+one ``--cluster`` names) goes through the same pipeline the controller runs
+(:func:`~clusterclass.topology.pipeline.compute_topology`), then
+:func:`~clusterclass.topology.changes.compute_changes` says what a reconcile would create, update
+and delete. Workload-cluster Nodes may be given too (``kubectl get nodes -o yaml``); they tell
+whether existing MachinePools are still upgrading.
+
+One Cluster failing does not hide the others' plans: its error is reported, naming the file the
+faulty object came from, and the command exits non-zero.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from clusterclass.api import constants as c
+from clusterclass.api.objects import Obj, key_of
+from clusterclass.api.views import Cluster
+from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
+from clusterclass.plan.loader import Loaded
+from clusterclass.topology.changes import Change, compute_changes
+from clusterclass.topology.desired import Computation
+from clusterclass.topology.patches import PatchEngine
+from clusterclass.topology.pipeline import compute_topology
+from clusterclass.topology.reader import IndexedNodes, ObjectIndex
+
+
+@dataclass
+class ClusterPlan:
+    cluster: ObjectKey
+    changes: list[Change] = field(default_factory=list)
+    computation: Computation | None = None
+    error: str | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.computation.warnings if self.computation else []
+
+
+@dataclass
+class Plan:
+    clusters: list[ClusterPlan]
+
+    @property
+    def failed(self) -> bool:
+        return any(p.error for p in self.clusters)
+
+
+class PlanError(ClusterClassError):
+    """The plan cannot start (for example ``--cluster`` names no Cluster with a topology)."""
+
+
+def _topology_clusters(index: ObjectIndex) -> list[Obj]:
+    clusters = [
+        obj
+        for obj in index
+        if obj.get("kind") == c.KIND_CLUSTER and key_of(obj).group == c.CLUSTER_GROUP and Cluster(obj).topology
+    ]
+    return sorted(clusters, key=key_of)
+
+
+def _select(clusters: list[Obj], wanted: str | None) -> list[Obj]:
+    if wanted is None:
+        return clusters
+    namespace, _, name = wanted.rpartition("/")
+    chosen = [
+        obj for obj in clusters if key_of(obj).name == name and (not namespace or key_of(obj).namespace == namespace)
+    ]
+    if not chosen:
+        known = ", ".join(f"{key_of(o).namespace}/{key_of(o).name}" for o in clusters) or "none"
+        raise PlanError(f"--cluster {wanted}: no Cluster with spec.topology by that name (given: {known})")
+    if len(chosen) > 1:
+        raise PlanError(f"--cluster {wanted}: several namespaces have such a Cluster; use NAMESPACE/NAME")
+    return chosen
+
+
+def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey) -> str:
+    """``file:line: Kind ns/name: field: message``, pointing at the object at fault."""
+    obj = err.obj or cluster
+    source = loaded.sources.get(obj)
+    parts = [str(source)] if source else []
+    parts.append(str(obj))
+    if err.field:
+        parts.append(err.field)
+    parts.append(err.message)
+    return ": ".join(parts)
+
+
+def make_plan(
+    loaded: Loaded, *, cluster: str | None = None, seed: int | None = None, patches: PatchEngine | None = None
+) -> Plan:
+    index = ObjectIndex(loaded.objects)
+    nodes = IndexedNodes(obj for obj in index if obj.get("kind") == "Node" and key_of(obj).group == "")
+    rng = random.Random(seed)
+    plans = []
+    for obj in _select(_topology_clusters(index), cluster):
+        plan = ClusterPlan(cluster=key_of(obj))
+        try:
+            plan.computation = compute_topology(obj, index, nodes=nodes, rng=rng, patches=patches)
+            plan.changes = compute_changes(plan.computation, rng=rng)
+        except TopologyError as err:
+            plan.error = describe_error(err, loaded, plan.cluster)
+        plans.append(plan)
+    return Plan(plans)

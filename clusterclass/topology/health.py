@@ -1,0 +1,61 @@
+"""MachineHealthChecks for the control plane and MachineDeployments (MachinePools have none).
+
+Whether a health check exists follows upstream: the topology's ``machineHealthCheck`` wins when
+it sets any check field, otherwise the class's; ``enable`` decides when set, and a check defined
+anywhere is enabled by default. The desired MachineHealthCheck is defaulted the way its admission
+webhook would (``maxUnhealthy: 100%``, ``nodeStartupTimeout: 10m0s``, the cluster-name label), so
+the stored object never differs from the desired one only because of defaulting.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from clusterclass.api import constants as c
+from clusterclass.api.objects import Obj
+
+_CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
+DEFAULT_MAX_UNHEALTHY = "100%"
+DEFAULT_NODE_STARTUP_TIMEOUT = "10m0s"
+
+
+def _has_checks(check: Obj | None) -> bool:
+    return check is not None and any(check.get(f) is not None for f in _CHECK_FIELDS)
+
+
+def effective_check(class_check: Obj | None, topology_check: Obj | None) -> Obj | None:
+    """The health check class in force, or None when no MachineHealthCheck should exist."""
+    if class_check is None and not _has_checks(topology_check):
+        return None
+    enable = (topology_check or {}).get("enable")
+    if enable is False:
+        return None
+    if _has_checks(topology_check):
+        assert topology_check is not None
+        return {f: topology_check[f] for f in _CHECK_FIELDS if topology_check.get(f) is not None}
+    return class_check
+
+
+def machine_health_check(
+    *, name: str, namespace: str, cluster_name: str, owner: Obj, selector: dict[str, str], check: Obj
+) -> Obj:
+    spec: Obj = {"clusterName": cluster_name, "selector": {"matchLabels": dict(selector)}}
+    for f in _CHECK_FIELDS:
+        if check.get(f) is not None:
+            spec[f] = copy.deepcopy(check[f])
+    spec.setdefault("maxUnhealthy", DEFAULT_MAX_UNHEALTHY)
+    spec.setdefault("nodeStartupTimeout", DEFAULT_NODE_STARTUP_TIMEOUT)
+    remediation = spec.get("remediationTemplate")
+    if isinstance(remediation, dict) and not remediation.get("namespace"):
+        remediation["namespace"] = namespace
+    return {
+        "apiVersion": c.CLUSTER_API_VERSION,
+        "kind": c.KIND_MACHINE_HEALTH_CHECK,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {c.LABEL_TOPOLOGY_OWNED: "", c.LABEL_CLUSTER_NAME: cluster_name},
+            "ownerReferences": [owner],
+        },
+        "spec": spec,
+    }

@@ -1,0 +1,30 @@
+"""The seam where ClusterClass patches and variables change the desired state (spec §5).
+
+Desired-state computation hands the blueprint and the freshly computed desired objects to a
+:class:`PatchEngine` as its last step. Patches may change the ``spec`` of the InfrastructureCluster,
+the ControlPlane, the MachineDeployment templates and a MachinePool's bootstrap config and
+infrastructure machine pool, never the MachineDeployment or MachinePool object itself.
+
+:class:`NoPatches` leaves everything as cloned; the inline and external engines plug in here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from clusterclass.topology.blueprint import Blueprint
+    from clusterclass.topology.desired import DesiredState
+
+
+class PatchEngine(Protocol):
+    def apply(self, blueprint: Blueprint, desired: DesiredState) -> None:
+        """Patch ``desired`` in place; raise TopologyError naming the failing patch."""
+        ...
+
+
+class NoPatches:
+    """Applies no patch: the desired objects are exactly the cloned templates."""
+
+    def apply(self, blueprint: Blueprint, desired: DesiredState) -> None:
+        return None

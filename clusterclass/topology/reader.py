@@ -1,0 +1,115 @@
+"""How the topology pipeline reads the world: the :class:`Reader` and :class:`NodeReader` protocols.
+
+The controller implements :class:`Reader` over its informer cache, ``plan`` over the objects in
+the input files (:class:`ObjectIndex`). Lookups are by API group and kind, not version: the API
+server serves every version of a kind, and the offline index has whichever version was given.
+
+MachinePool upgrade detection needs Nodes of the *workload* cluster; :class:`NodeReader` is that
+one injectable seam (upstream's "cluster cache").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from clusterclass.api import constants as c
+from clusterclass.api.objects import Obj, annotations_of, group_of, key_of, labels_of, name_of, namespace_of
+from clusterclass.errors import ClusterClassError, ObjectKey
+
+
+class Reader(Protocol):
+    """Read access to the management cluster."""
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        """The object, or None when it does not exist."""
+        ...
+
+    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]) -> list[Obj]:
+        """Objects of a kind in a namespace whose labels include every pair of ``labels``."""
+        ...
+
+
+class NodeReadError(ClusterClassError):
+    """The workload cluster could not be asked for a Node (unreachable, forbidden, not found)."""
+
+
+class NodeReader(Protocol):
+    """Read access to the Nodes of a Cluster's workload cluster."""
+
+    def get_node(self, cluster: Obj, name: str) -> Obj | None:
+        """The Node ``name`` of ``cluster``'s workload cluster.
+
+        Returns None when this reader cannot know (an offline plan given no Nodes); raises
+        :class:`NodeReadError` when the workload cluster was asked and could not answer.
+        """
+        ...
+
+
+class ObjectIndex:
+    """An in-memory :class:`Reader` over a set of objects, keyed by group, kind, namespace, name.
+
+    Adding an object with the key of one already present replaces it, so later input wins.
+    """
+
+    def __init__(self, objects: Iterable[Obj] = ()) -> None:
+        self._objects: dict[ObjectKey, Obj] = {}
+        for obj in objects:
+            self.add(obj)
+
+    def add(self, obj: Obj) -> None:
+        self._objects[key_of(obj)] = obj
+
+    def __iter__(self) -> Any:
+        return iter(self._objects.values())
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        return self._objects.get(ObjectKey(group_of(api_version), kind, namespace, name))
+
+    def get_key(self, key: ObjectKey) -> Obj | None:
+        return self._objects.get(key)
+
+    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]) -> list[Obj]:
+        group = group_of(api_version)
+        found = []
+        for key, obj in self._objects.items():
+            if key.group != group or key.kind != kind or key.namespace != namespace:
+                continue
+            obj_labels = labels_of(obj)
+            if all(k in obj_labels and obj_labels[k] == v for k, v in labels.items()):
+                found.append(obj)
+        return sorted(found, key=name_of)
+
+
+class NoNodes:
+    """A :class:`NodeReader` that knows no Node: every MachinePool's nodes are unknown."""
+
+    def get_node(self, cluster: Obj, name: str) -> Obj | None:
+        return None
+
+
+class IndexedNodes:
+    """A :class:`NodeReader` over Node objects given offline (``kubectl get nodes -o yaml``).
+
+    Cluster API's Machine and MachinePool controllers annotate every workload Node with
+    ``cluster.x-k8s.io/cluster-name`` and ``cluster.x-k8s.io/cluster-namespace``; those annotations
+    say which Cluster a given Node belongs to. A Node without them belongs to whichever Cluster
+    asks, which is what a user planning a single Cluster expects.
+    """
+
+    def __init__(self, nodes: Iterable[Obj]) -> None:
+        self._nodes: dict[str, list[Obj]] = {}
+        for node in nodes:
+            self._nodes.setdefault(name_of(node), []).append(node)
+
+    def get_node(self, cluster: Obj, name: str) -> Obj | None:
+        for node in self._nodes.get(name, []):
+            annotations = annotations_of(node)
+            owner_name = annotations.get(c.ANNOTATION_NODE_CLUSTER_NAME)
+            owner_namespace = annotations.get(c.ANNOTATION_NODE_CLUSTER_NAMESPACE)
+            if owner_name in (None, name_of(cluster)) and owner_namespace in (None, namespace_of(cluster)):
+                return node
+        return None

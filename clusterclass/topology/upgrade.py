@@ -1,0 +1,259 @@
+"""Upgrade sequencing (spec §4): control plane first, then workers, a few at a time.
+
+An :class:`UpgradeTracker` is built fresh for every computation. The control plane version is
+decided first (:func:`control_plane_version`); each worker's version then depends on whether the
+control plane is stable, on the worker's deferral annotations, on lifecycle hooks and on how many
+workers of its kind are already upgrading (:func:`worker_version`). MachineDeployments and
+MachinePools follow identical rules with independent trackers, each allowing
+``topology.cluster.x-k8s.io/upgrade-concurrency`` (default 1) concurrent upgrades.
+
+Which workers are *already* upgrading is decided from the current state
+(:func:`mark_upgrading_workers`): a MachineDeployment whose Machines are not all at its version, a
+MachinePool whose workload Nodes report a different kubelet version. Unlike upstream v1.6-v1.10 we
+compare kubelet versions ignoring build metadata, so vendor-suffixed kubelets
+(``v1.28.0+vmware.1``) do not look as upgrading forever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clusterclass.api import constants as c
+from clusterclass.api import contract
+from clusterclass.api.objects import Obj, annotations_of, dig, key_of, name_of
+from clusterclass.api.views import Worker, WorkerTopology
+from clusterclass.api.workers import MACHINE_POOL, WorkerKind
+from clusterclass.errors import TopologyError
+from clusterclass.topology import versions
+from clusterclass.topology.current import CurrentState, WorkerState
+from clusterclass.topology.hooks import HookTracker, LifecycleHooks, is_pending
+
+
+@dataclass
+class ControlPlaneUpgrade:
+    is_pending_upgrade: bool = False
+    is_provisioning: bool = False
+    is_upgrading: bool = False
+    is_starting_upgrade: bool = False
+    is_scaling: bool = False
+
+    @property
+    def is_stable(self) -> bool:
+        """Stable: not upgrading, scaling, starting or pending an upgrade (provisioning is fine)."""
+        return not (self.is_upgrading or self.is_scaling or self.is_starting_upgrade or self.is_pending_upgrade)
+
+
+@dataclass
+class WorkerUpgrades:
+    """Upgrade bookkeeping for one kind of worker.
+
+    ``pending_create`` holds *topology* names (objects not yet created have random names);
+    the other sets hold *object* names.
+    """
+
+    max_concurrency: int = 1
+    pending_create: set[str] = field(default_factory=set)
+    pending_upgrade: set[str] = field(default_factory=set)
+    deferred: set[str] = field(default_factory=set)
+    upgrading: set[str] = field(default_factory=set)
+
+    @property
+    def concurrency_reached(self) -> bool:
+        return len(self.upgrading) >= self.max_concurrency
+
+    @property
+    def idle(self) -> bool:
+        return not (self.pending_create or self.pending_upgrade or self.deferred or self.upgrading)
+
+
+@dataclass
+class UpgradeTracker:
+    control_plane: ControlPlaneUpgrade = field(default_factory=ControlPlaneUpgrade)
+    machine_deployments: WorkerUpgrades = field(default_factory=WorkerUpgrades)
+    machine_pools: WorkerUpgrades = field(default_factory=WorkerUpgrades)
+
+    def workers(self, kind: WorkerKind) -> WorkerUpgrades:
+        return self.machine_pools if kind is MACHINE_POOL else self.machine_deployments
+
+
+def upgrade_concurrency(cluster: Obj) -> int:
+    """``topology.cluster.x-k8s.io/upgrade-concurrency`` as an int; invalid or below 1 means 1.
+
+    Admission rejects invalid values; the floor only keeps a bad stored value from stopping upgrades.
+    """
+    value = annotations_of(cluster).get(c.ANNOTATION_UPGRADE_CONCURRENCY)
+    try:
+        return max(1, int(value)) if value is not None else 1
+    except ValueError:
+        return 1
+
+
+def new_tracker(cluster: Obj) -> UpgradeTracker:
+    concurrency = upgrade_concurrency(cluster)
+    return UpgradeTracker(
+        machine_deployments=WorkerUpgrades(max_concurrency=concurrency),
+        machine_pools=WorkerUpgrades(max_concurrency=concurrency),
+    )
+
+
+def is_deferred(workers: list[WorkerTopology], index: int) -> bool:
+    """Whether the upgrade of ``workers[index]`` is deferred (spec §4.6).
+
+    It is when it carries ``defer-upgrade`` or ``hold-upgrade-sequence``, or when an entry earlier in
+    the same list carries ``hold-upgrade-sequence``.
+    """
+    own = workers[index].metadata.annotations
+    if c.ANNOTATION_DEFER_UPGRADE in own or c.ANNOTATION_HOLD_UPGRADE_SEQUENCE in own:
+        return True
+    return any(c.ANNOTATION_HOLD_UPGRADE_SEQUENCE in w.metadata.annotations for w in workers[:index])
+
+
+def _machine_deployment_upgrading(state: WorkerState) -> bool:
+    version = Worker(state.object).version
+    if version is None:
+        return False
+    for machine in state.machines:
+        machine_version = dig(machine, "spec", "version")
+        if not isinstance(machine_version, str):
+            raise TopologyError(
+                f"failed to check if MachineDeployment {name_of(state.object)} is upgrading: "
+                f"Machine {name_of(machine)} has no version",
+                obj=key_of(machine),
+                field="spec.version",
+            )
+        if machine_version != version:
+            return True
+    return False
+
+
+def _machine_pool_upgrading(state: WorkerState) -> bool:
+    version = Worker(state.object).version
+    if version is None:
+        return False
+    for node in state.nodes.values():
+        if node is None:
+            continue  # unknown offline: reported as a warning by the caller
+        kubelet = dig(node, "status", "nodeInfo", "kubeletVersion")
+        if not isinstance(kubelet, str) or not versions.same_ignoring_build(kubelet, version):
+            return True
+    return False
+
+
+def mark_upgrading_workers(current: CurrentState, tracker: UpgradeTracker, kind: WorkerKind) -> None:
+    """Record which current workers of ``kind`` are in the middle of an upgrade (spec §4.3)."""
+    is_upgrading = _machine_pool_upgrading if kind is MACHINE_POOL else _machine_deployment_upgrading
+    upgrades = tracker.workers(kind)
+    for state in current.workers(kind).values():
+        if is_upgrading(state):
+            upgrades.upgrading.add(name_of(state.object))
+
+
+def _cp_int(cp: Obj, path: tuple[str, ...]) -> int | None:
+    value = dig(cp, *path)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def control_plane_is_scaling(cp: Obj) -> bool:
+    """The control plane contract's scaling rule: any replica count off, or unavailable replicas."""
+    desired = _cp_int(cp, contract.ControlPlane.REPLICAS)
+    counts = [
+        _cp_int(cp, contract.ControlPlane.STATUS_REPLICAS),
+        _cp_int(cp, contract.ControlPlane.STATUS_UPDATED_REPLICAS),
+        _cp_int(cp, contract.ControlPlane.STATUS_READY_REPLICAS),
+    ]
+    if any(count is None for count in counts):
+        return True  # no status yet: treat as scaling so nothing relies on a stable control plane
+    unavailable = _cp_int(cp, contract.ControlPlane.STATUS_UNAVAILABLE_REPLICAS) or 0
+    return any(count != desired for count in counts) or unavailable > 0
+
+
+def control_plane_version(
+    *,
+    desired: str,
+    current_cp: Obj | None,
+    cluster: Obj,
+    replicas_managed: bool,
+    tracker: UpgradeTracker,
+    hook_tracker: HookTracker,
+    hooks: LifecycleHooks | None,
+) -> str:
+    """The version to write on the control plane (spec §4.4), recording its state in ``tracker``."""
+    if current_cp is None:
+        return desired
+    cp_state = tracker.control_plane
+    current = dig(current_cp, *contract.ControlPlane.VERSION)
+    current = current if isinstance(current, str) else ""
+    if current != desired:
+        cp_state.is_pending_upgrade = True
+
+    status_version = dig(current_cp, *contract.ControlPlane.STATUS_VERSION)
+    if not status_version:
+        cp_state.is_provisioning = True
+        return current
+    if versions.is_newer_including_build(current, str(status_version)):
+        cp_state.is_upgrading = True
+        return current
+
+    if not cp_state.is_pending_upgrade:
+        # At the desired version: release workers once AfterControlPlaneUpgrade agrees.
+        if hooks is not None and is_pending(cluster, c.HOOK_AFTER_CONTROL_PLANE_UPGRADE):
+            response = hooks.call(c.HOOK_AFTER_CONTROL_PLANE_UPGRADE, cluster, {"kubernetesVersion": desired})
+            hook_tracker.responses[c.HOOK_AFTER_CONTROL_PLANE_UPGRADE] = response
+            if not response.blocking:
+                hook_tracker.marked_done.add(c.HOOK_AFTER_CONTROL_PLANE_UPGRADE)
+        return current
+
+    if replicas_managed and control_plane_is_scaling(current_cp):
+        cp_state.is_scaling = True
+        return current
+
+    if tracker.machine_deployments.upgrading or tracker.machine_pools.upgrading:
+        return current  # the previous upgrade of the workers is still rolling out
+
+    if hooks is not None:
+        response = hooks.call(
+            c.HOOK_BEFORE_CLUSTER_UPGRADE,
+            cluster,
+            {"fromKubernetesVersion": current, "toKubernetesVersion": desired},
+        )
+        hook_tracker.responses[c.HOOK_BEFORE_CLUSTER_UPGRADE] = response
+        if response.blocking:
+            return current
+        hook_tracker.marked_pending.update({c.HOOK_AFTER_CONTROL_PLANE_UPGRADE, "AfterClusterUpgrade"})
+
+    cp_state.is_pending_upgrade = False
+    cp_state.is_starting_upgrade = True
+    return desired
+
+
+def worker_version(
+    *,
+    desired: str,
+    topology_workers: list[WorkerTopology],
+    index: int,
+    current: WorkerState | None,
+    tracker: UpgradeTracker,
+    hook_tracker: HookTracker,
+) -> str:
+    """The version of one MachineDeployment or MachinePool (spec §4.5; first matching rule wins)."""
+    topology = topology_workers[index]
+    upgrades = tracker.workers(topology.kind)
+    after_cp_upgrade_blocking = hook_tracker.is_blocking(c.HOOK_AFTER_CONTROL_PLANE_UPGRADE)
+    if current is None:
+        if not tracker.control_plane.is_stable or after_cp_upgrade_blocking:
+            upgrades.pending_create.add(topology.name)
+        return desired
+
+    name = name_of(current.object)
+    current_version = Worker(current.object).version or ""
+    if current_version == desired:
+        return current_version
+    if is_deferred(topology_workers, index):
+        upgrades.deferred.add(name)
+        upgrades.pending_upgrade.add(name)
+        return current_version
+    if after_cp_upgrade_blocking or upgrades.concurrency_reached or not tracker.control_plane.is_stable:
+        upgrades.pending_upgrade.add(name)
+        return current_version
+    upgrades.upgrading.add(name)
+    return desired
