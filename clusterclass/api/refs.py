@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterclass.api.objects import Obj, key_of, name_of, namespace_of, split_api_version
-from clusterclass.errors import ObjectKey
+from clusterclass.errors import ObjectKey, TopologyError
 
 
 def ref_to(obj: Mapping[str, Any]) -> Obj:
@@ -42,11 +42,17 @@ def ref_key(ref: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
 def same_group_kind(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two refs or objects have the same API group and kind.
 
-    Raises ValueError when either apiVersion cannot be parsed.
+    Raises TopologyError when either apiVersion cannot be parsed, as upstream fails the reconcile.
     """
-    group_a, _ = split_api_version(str(a.get("apiVersion") or ""))
-    group_b, _ = split_api_version(str(b.get("apiVersion") or ""))
-    return group_a == group_b and a.get("kind") == b.get("kind")
+    groups = []
+    for ref in (a, b):
+        try:
+            groups.append(split_api_version(str(ref.get("apiVersion") or ""))[0])
+        except ValueError as err:
+            raise TopologyError(
+                f"invalid apiVersion in reference to {ref.get('kind')} {ref.get('name')}: {err}"
+            ) from err
+    return groups[0] == groups[1] and a.get("kind") == b.get("kind")
 
 
 def align_ref(ref: Mapping[str, Any], template: Mapping[str, Any]) -> Obj:

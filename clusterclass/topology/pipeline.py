@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj
+from clusterclass.api.objects import Obj, dig, key_of
 from clusterclass.api.views import Cluster
+from clusterclass.api.workers import WORKER_KINDS
 from clusterclass.errors import TopologyError
 from clusterclass.topology.blueprint import get_blueprint
 from clusterclass.topology.current import get_current_state
@@ -38,6 +39,35 @@ def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
     return cluster_class
 
 
+def check_topology_shape(cluster: Obj) -> None:
+    """Refuse a topology the pipeline cannot make sense of, naming the field.
+
+    Admission validates Clusters fully; this is the minimum any computation needs, so a malformed
+    Cluster given to ``plan`` gets a field error instead of objects with empty names.
+    """
+    key = key_of(cluster)
+    topology = dig(cluster, "spec", "topology")
+    if not isinstance(topology.get("version"), str) or not topology["version"]:
+        raise TopologyError("must be a non-empty string", obj=key, field="spec.topology.version")
+    for kind in WORKER_KINDS:
+        entries = dig(topology, "workers", kind.list_key)
+        field = f"spec.topology.workers.{kind.list_key}"
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise TopologyError("must be a list", obj=key, field=field)
+        seen: set[str] = set()
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise TopologyError("must be an object", obj=key, field=f"{field}[{index}]")
+            for part in ("name", "class"):
+                if not isinstance(entry.get(part), str) or not entry[part]:
+                    raise TopologyError("must be a non-empty string", obj=key, field=f"{field}[{index}].{part}")
+            if entry["name"] in seen:
+                raise TopologyError(f'duplicate value "{entry["name"]}"', obj=key, field=f"{field}[{index}].name")
+            seen.add(entry["name"])
+
+
 def compute_topology(
     cluster: Obj,
     reader: Reader,
@@ -49,6 +79,7 @@ def compute_topology(
 ) -> Computation:
     """Read the ClusterClass, its templates and the Cluster's current objects; compute desired."""
     cluster_class = get_cluster_class(cluster, reader)
+    check_topology_shape(cluster)
     blueprint = get_blueprint(cluster_class, cluster, reader)
     current = get_current_state(cluster, blueprint, reader, nodes)
     return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks)
