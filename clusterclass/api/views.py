@@ -319,3 +319,66 @@ class Worker(ObjectView):
     @property
     def selector_labels(self) -> dict[str, str]:
         return dict(_mapping(dig(self.raw, "spec", "selector", "matchLabels")))
+
+
+class MachineDeployment(Worker):
+    """``MachineDeployment``: a worker whose bootstrap and infrastructure are templates."""
+
+    __slots__ = ()
+
+    @property
+    def replicas(self) -> int | None:
+        value = dig(self.raw, "spec", "replicas")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def strategy(self) -> Obj | None:
+        value = dig(self.raw, "spec", "strategy")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def failure_domain(self) -> str | None:
+        value = dig(self.raw, "spec", "template", "spec", "failureDomain")
+        return value if isinstance(value, str) else None
+
+
+class MachinePool(Worker):
+    """``MachinePool``: a worker whose bootstrap config and infrastructure pool are objects."""
+
+    __slots__ = ()
+
+    @property
+    def replicas(self) -> int | None:
+        value = dig(self.raw, "spec", "replicas")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def failure_domains(self) -> list[str]:
+        return [str(v) for v in _list(dig(self.raw, "spec", "failureDomains"))]
+
+    @property
+    def provider_ids(self) -> list[str]:
+        return [str(v) for v in _list(dig(self.raw, "spec", "providerIDList"))]
+
+
+class MachineHealthCheck(ObjectView):
+    """``MachineHealthCheck``."""
+
+    __slots__ = ()
+
+    @property
+    def cluster_name(self) -> str:
+        return str(dig(self.raw, "spec", "clusterName") or "")
+
+    @property
+    def selector_labels(self) -> dict[str, str]:
+        return dict(_mapping(dig(self.raw, "spec", "selector", "matchLabels")))
+
+    @property
+    def max_unhealthy(self) -> int | str | None:
+        value = dig(self.raw, "spec", "maxUnhealthy")
+        return value if isinstance(value, int | str) else None
+
+    @property
+    def unhealthy_conditions(self) -> list[Obj]:
+        return [v for v in _list(dig(self.raw, "spec", "unhealthyConditions")) if isinstance(v, dict)]
