@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
-from clusterclass.api.objects import Obj, describe, dig, labels_of, name_of
+from clusterclass.api.objects import Obj, describe, dig, key_of, labels_of, name_of
 from clusterclass.api.refs import align_ref, ref_key
 from clusterclass.api.views import Cluster, Worker
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
-from clusterclass.errors import TopologyError
+from clusterclass.errors import ObjectKey, TopologyError
 from clusterclass.topology.blueprint import Blueprint
 from clusterclass.topology.reader import NodeReader, NodeReadError, Reader
 
@@ -66,11 +66,20 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
             align_ref(infra_ref, blueprint.infrastructure_cluster_template),
             view.namespace,
             "InfrastructureCluster",
+            view.key,
+            "spec.infrastructureRef",
         )
 
     cp_ref = view.control_plane_ref
     if cp_ref is not None:
-        cp = _read_owned(reader, align_ref(cp_ref, blueprint.control_plane_template), view.namespace, "ControlPlane")
+        cp = _read_owned(
+            reader,
+            align_ref(cp_ref, blueprint.control_plane_template),
+            view.namespace,
+            "ControlPlane",
+            view.key,
+            "spec.controlPlaneRef",
+        )
         state.control_plane = cp
         machine_template = blueprint.control_plane_infrastructure_machine_template
         if machine_template is not None:
@@ -86,6 +95,8 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
                 align_ref(machine_ref, machine_template),
                 view.namespace,
                 "ControlPlane InfrastructureMachineTemplate",
+                key_of(cp),
+                "spec.machineTemplate.infrastructureRef",
             )
             state.control_plane_machine_health_check = reader.get(
                 c.CLUSTER_API_VERSION, c.KIND_MACHINE_HEALTH_CHECK, view.namespace, name_of(cp)
@@ -96,11 +107,17 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
     return state
 
 
-def _read_owned(reader: Reader, ref: Obj, default_namespace: str, what: str) -> Obj:
+def _read_owned(
+    reader: Reader, ref: Obj, default_namespace: str, what: str, holder: ObjectKey, holder_field: str
+) -> Obj:
+    """The object ``ref`` points at, which must exist and carry the topology-owned label.
+
+    A missing object is reported against the field of the object holding the ref.
+    """
     key = ref_key(ref, default_namespace)
     obj = reader.get(str(ref.get("apiVersion") or ""), key.kind, key.namespace, key.name)
     if obj is None:
-        raise TopologyError(f"failed to read {key} ({what}): not found", obj=key)
+        raise TopologyError(f"failed to read {key} ({what}): not found", obj=holder, field=holder_field)
     if c.LABEL_TOPOLOGY_OWNED not in labels_of(obj):
         raise TopologyError(
             f"{key} ({what}) is not topology owned: it lacks the label {c.LABEL_TOPOLOGY_OWNED}",
@@ -165,10 +182,20 @@ def _read_workers(
         state = WorkerState(
             object=obj,
             bootstrap=_read_owned(
-                reader, bootstrap_ref, cluster.namespace, f"bootstrap {what} referenced from {describe(obj)}"
+                reader,
+                bootstrap_ref,
+                cluster.namespace,
+                f"bootstrap {what} referenced from {describe(obj)}",
+                worker.key,
+                "spec.template.spec.bootstrap.configRef",
             ),
             infrastructure=_read_owned(
-                reader, infra_ref, cluster.namespace, f"infrastructure {what} referenced from {describe(obj)}"
+                reader,
+                infra_ref,
+                cluster.namespace,
+                f"infrastructure {what} referenced from {describe(obj)}",
+                worker.key,
+                "spec.template.spec.infrastructureRef",
             ),
         )
         if kind.has_machine_health_check:
