@@ -56,8 +56,12 @@ def plan(files: tuple[str, ...], cluster: str | None, output: str, seed: int | N
     Clusters, and any objects the topology created earlier. Workload-cluster Nodes may be given too
     (kubectl get nodes -o yaml) to tell whether existing MachinePools are still upgrading.
     """
-    loaded = load(files, sys.stdin)
-    result = make_plan(loaded, cluster=cluster, seed=seed)
+    try:
+        loaded = load(files, sys.stdin)
+        result = make_plan(loaded, cluster=cluster, seed=seed)
+    except ClusterClassError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(1)
     if output == "json":
         click.echo(render_json(result), nl=False)
     elif output == "yaml":

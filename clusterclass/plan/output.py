@@ -155,6 +155,8 @@ def _render_cluster(cluster_plan: ClusterPlan, console: Console) -> None:
         console.print(Text(f"  error: {cluster_plan.error}", style="bold red"))
         console.print()
         return
+    if cluster_plan.skipped:
+        console.print(Text(f"  note: {cluster_plan.skipped}", style="cyan"))
     if not cluster_plan.changes:
         console.print(f'  No changes detected for Cluster "{key.namespace}/{key.name}".')
     for change in cluster_plan.changes:

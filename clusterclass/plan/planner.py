@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj, key_of
+from clusterclass.api.objects import Obj, dig, key_of
 from clusterclass.api.views import Cluster
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
 from clusterclass.plan.loader import Loaded
@@ -35,6 +35,8 @@ class ClusterPlan:
     changes: list[Change] = field(default_factory=list)
     computation: Computation | None = None
     error: str | None = None
+    #: why the controller would leave this Cluster alone (paused, being deleted), if it would
+    skipped: str | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -99,10 +101,16 @@ def make_plan(
     plans = []
     for obj in _select(_topology_clusters(index), cluster):
         plan = ClusterPlan(cluster=key_of(obj))
+        plans.append(plan)
+        if Cluster(obj).paused:
+            plan.skipped = "the Cluster is paused: the topology controller changes nothing until it is unpaused"
+            continue
+        if dig(obj, "metadata", "deletionTimestamp"):
+            plan.skipped = "the Cluster is being deleted: the topology controller only runs deletion hooks"
+            continue
         try:
             plan.computation = compute_topology(obj, index, nodes=nodes, rng=rng, patches=patches)
             plan.changes = compute_changes(plan.computation, rng=rng)
         except TopologyError as err:
             plan.error = describe_error(err, loaded, plan.cluster)
-        plans.append(plan)
     return Plan(plans)

@@ -95,7 +95,7 @@ def _worker_blueprint(reader: Reader, cc: ClusterClass, worker_class: WorkerClas
         cc,
         worker_class.infrastructure_ref,
         f"{worker_class.field}.template.infrastructure.ref",
-        f"{kind.infrastructure_noun}Template for {cc.namespace}/{cc.name}, {what}",
+        f"{contract.object_kind_for_template(kind.infrastructure_noun)}Template for {cc.namespace}/{cc.name}, {what}",
     )
     bootstrap = _read_template(
         reader,
