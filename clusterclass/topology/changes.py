@@ -217,9 +217,11 @@ class _Planner:
             return desired, None
         check_compatible(current, desired, checks)
         diff = self.differ.diff(current, update_intent(desired))
-        if not diff.has_changes:
+        # A template of another group or kind is a new object: it needs a new template, never a patch.
+        same_kind = (key_of(current).group, key_of(current).kind) == (key_of(desired).group, key_of(desired).kind)
+        if same_kind and not diff.has_changes:
             return desired, None
-        if not diff.has_spec_changes:
+        if same_kind and not diff.has_spec_changes:
             self.changes.append(Change("update", current, diff.after, "metadata changes"))
             return desired, None
         rotated = copy.deepcopy(desired)

@@ -131,7 +131,8 @@ def _read_workers(
     kind: WorkerKind, cluster: Cluster, blueprint: Blueprint, reader: Reader, nodes: NodeReader
 ) -> dict[str, WorkerState]:
     """Every topology-owned MachineDeployment or MachinePool of the Cluster, by topology name."""
-    selector = {c.LABEL_CLUSTER_NAME: cluster.name, c.LABEL_TOPOLOGY_OWNED: ""}
+    # The owned label only has to be present, whatever its value, as upstream selects it.
+    selector: dict[str, str | None] = {c.LABEL_CLUSTER_NAME: cluster.name, c.LABEL_TOPOLOGY_OWNED: None}
     objects = reader.list(c.CLUSTER_API_VERSION, kind.kind, cluster.namespace, selector)
     topology = blueprint.topology
     classes = {t.name: t.class_name for t in topology.workers(kind)}

@@ -25,8 +25,9 @@ class Reader(Protocol):
         """The object, or None when it does not exist."""
         ...
 
-    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]) -> list[Obj]:
-        """Objects of a kind in a namespace whose labels include every pair of ``labels``."""
+    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
+        """Objects of a kind in a namespace matching ``labels``: each key with that value, or
+        present with any value where the value is None (a label-exists selector)."""
         ...
 
 
@@ -72,14 +73,14 @@ class ObjectIndex:
     def get_key(self, key: ObjectKey) -> Obj | None:
         return self._objects.get(key)
 
-    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]) -> list[Obj]:
+    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
         group = group_of(api_version)
         found = []
         for key, obj in self._objects.items():
             if key.group != group or key.kind != kind or key.namespace != namespace:
                 continue
             obj_labels = labels_of(obj)
-            if all(k in obj_labels and obj_labels[k] == v for k, v in labels.items()):
+            if all(k in obj_labels and (v is None or obj_labels[k] == v) for k, v in labels.items()):
                 found.append(obj)
         return sorted(found, key=name_of)
 

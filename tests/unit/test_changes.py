@@ -1,0 +1,426 @@
+"""The changes a reconcile makes (spec §3.3–§3.5, §4.7, Appendix A10–A13)."""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from typing import Any
+
+import builders as b
+import pytest
+from unit_support import World, compute
+
+from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
+from clusterclass.errors import TopologyError
+from clusterclass.topology.changes import Change, compute_changes, infrastructure_cluster_ignore_paths
+
+RANDOM = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+Obj = dict[str, Any]
+
+
+def _cluster(version: str = "v1.2.3", **kwargs: Any) -> Obj:
+    kwargs.setdefault("machine_deployments", [b.worker_topology("md-class", "md-0", replicas=1)])
+    kwargs.setdefault("machine_pools", [b.worker_topology("mp-class", "mp-0", replicas=1)])
+    return b.cluster(version=version, control_plane={"replicas": 1}, **kwargs)
+
+
+def _with_health_checks() -> World:
+    return World(
+        machine_infrastructure=b.docker_machine_template("cp-machines"),
+        control_plane_fields={"machineHealthCheck": {"maxUnhealthy": "40%"}},
+        md_class_fields={"machineHealthCheck": {"maxUnhealthy": "40%"}},
+    )
+
+
+def converged(world: World, cluster: Obj, seed: int = 0) -> tuple[Obj, list[Obj]]:
+    """The Cluster and what the management cluster holds once a reconcile made everything it desired."""
+    state = compute(cluster, world.objects(), seed=seed).desired
+    cp = copy.deepcopy(state.control_plane)
+    cp["status"] = {
+        "version": cluster["spec"]["topology"]["version"],
+        "replicas": 1,
+        "updatedReplicas": 1,
+        "readyReplicas": 1,
+        "unavailableReplicas": 0,
+    }
+    created = [state.infrastructure_cluster, cp]
+    for optional in (state.control_plane_infrastructure_machine_template, state.control_plane_machine_health_check):
+        if optional is not None:
+            created.append(optional)
+    for worker in [*state.machine_deployments.values(), *state.machine_pools.values()]:
+        created += [worker.object, worker.bootstrap, worker.infrastructure]
+        if worker.machine_health_check is not None:
+            created.append(worker.machine_health_check)
+    return state.cluster, copy.deepcopy(created)
+
+
+def changes_for(world: World, cluster: Obj, current: list[Obj], hooks: Any = None) -> list[Change]:
+    return compute_changes(compute(cluster, [*world.objects(), *current], hooks=hooks), rng=random.Random(1))
+
+
+def summary(changes: list[Change]) -> list[tuple[str, str, str]]:
+    return [(c.action, c.object["kind"], c.object["metadata"]["name"]) for c in changes]
+
+
+def find(objects: list[Obj], kind: str) -> Obj:
+    return next(o for o in objects if o["kind"] == kind)
+
+
+def name(obj: Obj) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def machine_spec_ref(worker: Obj, ref: str) -> Obj:
+    spec = worker["spec"]["template"]["spec"]
+    return spec["infrastructureRef"] if ref == "infrastructure" else spec["bootstrap"]["configRef"]
+
+
+def with_topology(cluster: Obj, **topology: Any) -> Obj:
+    updated = copy.deepcopy(cluster)
+    updated["spec"]["topology"].update(copy.deepcopy(topology))
+    return updated
+
+
+def with_worker_entry(cluster: Obj, kind: WorkerKind, entry: Obj) -> Obj:
+    updated = copy.deepcopy(cluster)
+    updated["spec"]["topology"]["workers"][kind.list_key].append(entry)
+    return updated
+
+
+def set_worker_version(current: list[Obj], kind: str, version: str) -> None:
+    find(current, kind)["spec"]["template"]["spec"]["version"] = version
+
+
+# --- creation and convergence -------------------------------------------------------------------------------
+
+
+def test_first_reconcile_creates_everything_in_reconcile_order() -> None:
+    kinds = [(c.action, c.object["kind"]) for c in changes_for(_with_health_checks(), _cluster(), [])]
+    assert kinds == [
+        ("create", "DockerCluster"),
+        ("create", "MachineHealthCheck"),
+        ("create", "DockerMachineTemplate"),
+        ("create", "KubeadmControlPlane"),
+        ("update", "Cluster"),
+        ("create", "DockerMachineTemplate"),
+        ("create", "KubeadmConfigTemplate"),
+        ("create", "MachineDeployment"),
+        ("create", "MachineHealthCheck"),
+        ("create", "DockerMachinePool"),
+        ("create", "KubeadmConfig"),
+        ("create", "MachinePool"),
+    ]
+
+
+def test_converged_state_has_no_changes() -> None:
+    world = _with_health_checks()
+    cluster, current = converged(world, _cluster())
+    assert changes_for(world, cluster, current) == []
+
+
+def test_converged_state_with_several_workers_has_no_changes() -> None:
+    world = World()
+    cluster = _cluster(
+        machine_deployments=[b.worker_topology("md-class", f"md-{i}", labels={"i": str(i)}) for i in range(3)],
+        machine_pools=[b.worker_topology("mp-class", f"mp-{i}", failureDomains=["A"]) for i in range(3)],
+    )
+    cluster, current = converged(world, cluster, seed=5)
+    assert changes_for(world, cluster, current) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "class_name", "created"),
+    [
+        (MACHINE_POOL, "mp-class", ["DockerMachinePool", "KubeadmConfig", "MachinePool"]),
+        (MACHINE_DEPLOYMENT, "md-class", ["DockerMachineTemplate", "KubeadmConfigTemplate", "MachineDeployment"]),
+    ],
+)
+def test_new_worker_is_created_infrastructure_then_bootstrap_then_worker(
+    kind: WorkerKind, class_name: str, created: list[str]
+) -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    cluster = with_worker_entry(cluster, kind, b.worker_topology(class_name, "new"))
+    changes = summary(changes_for(world, cluster, current))
+    assert [kind for _, kind, _ in changes] == created
+    assert all(action == "create" and re.fullmatch(f"cluster1-new-{RANDOM}", n) for action, _, n in changes)
+
+
+# --- pending create and pending upgrade (spec §4.7) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "class_name"), [(MACHINE_POOL, "mp-class"), (MACHINE_DEPLOYMENT, "md-class")])
+def test_new_worker_pending_create_is_not_created(kind: WorkerKind, class_name: str) -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    find(current, "KubeadmControlPlane")["status"]["version"] = "v1.2.2"  # the control plane is mid-upgrade
+    cluster = with_worker_entry(cluster, kind, b.worker_topology(class_name, "new"))
+    computation = compute(cluster, [*world.objects(), *current])
+    assert computation.upgrades.workers(kind).pending_create == {"new"}
+    assert compute_changes(computation, rng=random.Random(1)) == []
+
+
+def _bump_everything(world: World, cluster: Obj, **pool_fields: Any) -> Obj:
+    """Bump the version to v1.2.3 and change every MachinePool-related input."""
+    world.mp_infrastructure["spec"]["template"]["spec"]["template"]["customImage"] = "kindest/node:v1.2.3"
+    world.mp_bootstrap["spec"]["template"]["spec"]["files"] = [{"path": "/x"}]
+    pool = b.worker_topology("mp-class", "mp-0", replicas=3, labels={"new": "label"}, **pool_fields)
+    workers = {**cluster["spec"]["topology"]["workers"], "machinePools": [pool]}
+    return with_topology(cluster, version="v1.2.3", workers=workers)
+
+
+def test_machine_pool_pending_upgrade_while_the_control_plane_starts_upgrading_is_not_touched() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster(version="v1.2.2"))
+    cluster = _bump_everything(world, cluster)
+    computation = compute(cluster, [*world.objects(), *current])
+    pool = find(current, "MachinePool")
+    assert computation.upgrades.control_plane.is_starting_upgrade
+    assert computation.upgrades.machine_pools.pending_upgrade == {name(pool)}
+    changes = summary(compute_changes(computation, rng=random.Random(1)))
+    assert changes == [("update", "KubeadmControlPlane", name(find(current, "KubeadmControlPlane")))]
+
+
+def test_deferred_machine_pool_is_not_touched_while_machine_deployments_upgrade() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster(version="v1.2.2"))
+    cp = find(current, "KubeadmControlPlane")
+    cp["spec"]["version"] = cp["status"]["version"] = "v1.2.3"  # the control plane is already upgraded
+    cluster = _bump_everything(world, cluster, annotations={b.DEFER_UPGRADE: ""})
+    computation = compute(cluster, [*world.objects(), *current])
+    assert computation.upgrades.machine_pools.deferred == {name(find(current, "MachinePool"))}
+    changes = summary(compute_changes(computation, rng=random.Random(1)))
+    assert changes == [("update", "MachineDeployment", name(find(current, "MachineDeployment")))]
+
+
+def test_machine_deployment_pending_upgrade_still_gets_its_health_check_updated() -> None:
+    world = _with_health_checks()
+    cluster, current = converged(world, _cluster(version="v1.2.2"))
+    world.md_class_fields["machineHealthCheck"] = {"maxUnhealthy": "50%"}
+    world.md_infrastructure["spec"]["template"]["spec"]["customImage"] = "kindest/node:v1.2.3"
+    cluster = with_topology(cluster, version="v1.2.3")
+    deployment = find(current, "MachineDeployment")
+    computation = compute(cluster, [*world.objects(), *current])
+    assert computation.upgrades.machine_deployments.pending_upgrade == {name(deployment)}
+    changes = compute_changes(computation, rng=random.Random(1))
+    updated_checks = [c for c in changes if c.object["kind"] == "MachineHealthCheck"]
+    assert summary(updated_checks) == [("update", "MachineHealthCheck", name(deployment))]
+    assert updated_checks[0].object["spec"]["maxUnhealthy"] == "50%"
+    md_objects = {name(deployment), machine_spec_ref(deployment, "infrastructure")["name"]}
+    md_objects.add(machine_spec_ref(deployment, "bootstrap")["name"])
+    assert not [c for c in changes if name(c.object) in md_objects and c.object["kind"] != "MachineHealthCheck"]
+
+
+def test_control_plane_pending_upgrade_is_not_touched_but_its_health_check_is() -> None:
+    world = _with_health_checks()
+    cluster, current = converged(world, _cluster(version="v1.2.2"))
+    cp = find(current, "KubeadmControlPlane")
+    cp["status"]["readyReplicas"] = 0  # scaling: the upgrade has to wait
+    world.control_plane_fields = {"machineHealthCheck": {"maxUnhealthy": "50%"}}
+    world.machine_infrastructure["spec"]["template"]["spec"]["customImage"] = "changed"  # type: ignore[index]
+    cluster = with_topology(cluster, version="v1.2.3")
+    computation = compute(cluster, [*world.objects(), *current])
+    assert computation.upgrades.control_plane.is_pending_upgrade
+    changes = summary(compute_changes(computation, rng=random.Random(1)))
+    assert changes == [("update", "MachineHealthCheck", name(cp))]
+
+
+def test_machine_pool_version_change_updates_only_the_pool() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    set_worker_version(current, "MachinePool", "v1.2.2")
+    changes = changes_for(world, cluster, current)
+    assert summary(changes) == [("update", "MachinePool", name(find(current, "MachinePool")))]
+    assert changes[0].object["spec"]["template"]["spec"]["version"] == "v1.2.3"
+
+
+# --- MachineDeployment template rotation (spec §3.4) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("which", "kind", "change"),
+    [
+        ("infrastructure", "DockerMachineTemplate", lambda w: w.md_infrastructure["spec"]["template"]["spec"].update(customImage="v9")),  # noqa: E501
+        ("bootstrap", "KubeadmConfigTemplate", lambda w: w.md_bootstrap["spec"]["template"]["spec"].update(files=[])),
+    ],
+)  # fmt: skip
+def test_machine_deployment_template_spec_change_rotates_the_template(which: str, kind: str, change: Any) -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    deployment = find(current, "MachineDeployment")
+    old = machine_spec_ref(deployment, which)["name"]
+    change(world)
+    changes = changes_for(world, cluster, current)
+    assert [(c.action, c.object["kind"]) for c in changes] == [
+        ("create", kind),
+        ("update", "MachineDeployment"),
+        ("delete", kind),
+    ]
+    created, updated, deleted = changes
+    new = name(created.object)
+    assert new != old
+    assert re.fullmatch(f"cluster1-md-0-{RANDOM}", new)
+    assert "template rotation" in created.note
+    assert machine_spec_ref(updated.object, which)["name"] == new
+    assert name(deleted.object) == old
+
+
+def test_machine_deployment_template_metadata_change_is_made_in_place() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    old = machine_spec_ref(find(current, "MachineDeployment"), "infrastructure")["name"]
+    world.md_infrastructure["metadata"]["labels"] = {"new": "label"}
+    changes = changes_for(world, cluster, current)
+    assert summary(changes) == [("update", "DockerMachineTemplate", old)]
+    assert changes[0].note == "metadata changes"
+    assert changes[0].object["metadata"]["labels"]["new"] == "label"
+
+
+def test_machine_deployment_bootstrap_kind_change_rotates_the_template() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    deployment = find(current, "MachineDeployment")
+    old = machine_spec_ref(deployment, "bootstrap")["name"]
+    world.md_bootstrap = b.generic_template(
+        "GenericBootstrapConfigTemplate",
+        "md-bootstrap",
+        api_version=b.BOOTSTRAP_V1,
+        spec=world.md_bootstrap["spec"]["template"]["spec"],
+    )
+    changes = changes_for(world, cluster, current)
+    assert [(c.action, c.object["kind"]) for c in changes] == [
+        ("create", "GenericBootstrapConfigTemplate"),
+        ("update", "MachineDeployment"),
+        ("delete", "KubeadmConfigTemplate"),
+    ]
+    ref = machine_spec_ref(changes[1].object, "bootstrap")
+    assert (ref["kind"], ref["name"]) == ("GenericBootstrapConfigTemplate", name(changes[0].object))
+    assert name(changes[2].object) == old
+
+
+# --- MachinePool objects change in place (spec §3.3) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "change"),
+    [
+        ("DockerMachinePool", lambda w: w.mp_infrastructure["spec"]["template"]["spec"]["template"].update(customImage="v9")),  # noqa: E501
+        ("KubeadmConfig", lambda w: w.mp_bootstrap["spec"]["template"]["spec"].update(files=[{"path": "/x"}])),
+    ],
+)  # fmt: skip
+def test_machine_pool_object_spec_change_is_applied_in_place(kind: str, change: Any) -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    existing = find(current, kind)
+    change(world)
+    changes = changes_for(world, cluster, current)
+    assert summary(changes) == [("update", kind, name(existing))]
+    source = world.mp_infrastructure if kind == "DockerMachinePool" else world.mp_bootstrap
+    assert changes[0].object["spec"] == source["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(
+    ("which", "replacement", "message"),
+    [
+        ("mp_bootstrap", b.generic_template("GenericBootstrapConfigTemplate", "mp-bootstrap", api_version=b.BOOTSTRAP_V1), 'kind of KubeadmConfig.bootstrap.cluster.x-k8s.io/{name} cannot be changed from "KubeadmConfig" to "GenericBootstrapConfig"'),  # noqa: E501
+        ("mp_infrastructure", b.generic_template("DockerMachinePoolTemplate", "mp-infra", api_version="infra.example.com/v1"), 'apiVersion.group of DockerMachinePool.infrastructure.cluster.x-k8s.io/{name} cannot be changed from "infrastructure.cluster.x-k8s.io" to "infra.example.com"'),  # noqa: E501
+    ],
+)  # fmt: skip
+def test_machine_pool_object_group_or_kind_change_is_an_error(which: str, replacement: Obj, message: str) -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    pool = find(current, "MachinePool")
+    ref = machine_spec_ref(pool, "bootstrap" if which == "mp_bootstrap" else "infrastructure")
+    setattr(world, which, replacement)
+    with pytest.raises(TopologyError) as err:
+        changes_for(world, cluster, current)
+    assert err.value.message.startswith(f"failed to reconcile MachinePool/{name(pool)}: ")
+    assert message.format(name=ref["name"]) in err.value.message
+    assert "to prevent incompatible changes in the Cluster" in err.value.message
+
+
+# --- deletion ------------------------------------------------------------------------------------------------------
+
+
+def test_removed_workers_are_deleted_with_what_they_reference() -> None:
+    world = _with_health_checks()
+    cluster, current = converged(world, _cluster())
+    deployment, pool = find(current, "MachineDeployment"), find(current, "MachinePool")
+    cluster = with_topology(cluster, workers={"machineDeployments": [], "machinePools": []})
+    changes = changes_for(world, cluster, current)
+    assert summary(changes) == [
+        ("delete", "MachineHealthCheck", name(deployment)),
+        ("delete", "MachineDeployment", name(deployment)),
+        ("delete", "DockerMachineTemplate", machine_spec_ref(deployment, "infrastructure")["name"]),
+        ("delete", "KubeadmConfigTemplate", machine_spec_ref(deployment, "bootstrap")["name"]),
+        ("delete", "MachinePool", name(pool)),
+        ("delete", "DockerMachinePool", machine_spec_ref(pool, "infrastructure")["name"]),
+        ("delete", "KubeadmConfig", machine_spec_ref(pool, "bootstrap")["name"]),
+    ]
+    assert changes[-1].note == f"deleted with MachinePool/{name(pool)}"
+
+
+# --- InfrastructureCluster endpoint (spec §3.5) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "ignored"),
+    [
+        ({"host": "", "port": 0}, [("spec", "controlPlaneEndpoint", "host"), ("spec", "controlPlaneEndpoint", "port")]),
+        ({"host": "", "port": 6443}, [("spec", "controlPlaneEndpoint", "host")]),
+        ({"host": "10.0.0.1", "port": 0}, [("spec", "controlPlaneEndpoint", "port")]),
+        ({"host": "10.0.0.1", "port": 6443}, []),
+        (None, []),
+    ],
+)
+def test_infrastructure_cluster_ignore_paths(endpoint: Obj | None, ignored: list[tuple[str, ...]]) -> None:
+    desired = b.obj(b.INFRA_V1, "DockerCluster", "c", spec={"controlPlaneEndpoint": endpoint} if endpoint else {})
+    assert list(infrastructure_cluster_ignore_paths(desired)) == ignored
+
+
+def test_empty_desired_endpoint_does_not_clobber_the_provider_endpoint() -> None:
+    template = b.docker_cluster_template(spec={"controlPlaneEndpoint": {"host": "", "port": 0}, "loadBalancer": {}})
+    world = World(infrastructure_cluster=template)
+    cluster, current = converged(world, _cluster())
+    infra = find(current, "DockerCluster")
+    infra["spec"]["controlPlaneEndpoint"] = {"host": "10.0.0.1", "port": 6443}
+    assert changes_for(world, cluster, current) == []
+    template["spec"]["template"]["spec"]["loadBalancer"] = {"imageTag": "v2"}
+    changes = changes_for(world, cluster, current)
+    assert summary(changes) == [("update", "DockerCluster", name(infra))]
+    assert changes[0].object["spec"] == {
+        "controlPlaneEndpoint": {"host": "10.0.0.1", "port": 6443},
+        "loadBalancer": {"imageTag": "v2"},
+    }
+
+
+def test_machine_deployment_infrastructure_kind_change_is_an_error() -> None:
+    world = World()
+    cluster, current = converged(world, _cluster())
+    deployment = find(current, "MachineDeployment")
+    world.md_infrastructure = b.generic_template("GenericInfrastructureMachineTemplate", "md-infra")
+    with pytest.raises(TopologyError) as err:
+        changes_for(world, cluster, current)
+    assert err.value.message.startswith(f"failed to reconcile MachineDeployment/{name(deployment)}: ")
+    assert (
+        'cannot be changed from "DockerMachineTemplate" to "GenericInfrastructureMachineTemplate"' in err.value.message
+    )
+
+
+def test_control_plane_machine_template_spec_change_rotates_it() -> None:
+    world = _with_health_checks()
+    cluster, current = converged(world, _cluster())
+    cp = find(current, "KubeadmControlPlane")
+    old = cp["spec"]["machineTemplate"]["infrastructureRef"]["name"]
+    world.machine_infrastructure["spec"]["template"]["spec"]["customImage"] = "changed"  # type: ignore[index]
+    changes = changes_for(world, cluster, current)
+    assert [(c.action, c.object["kind"]) for c in changes] == [
+        ("create", "DockerMachineTemplate"),
+        ("update", "KubeadmControlPlane"),
+        ("delete", "DockerMachineTemplate"),
+    ]
+    new = name(changes[0].object)
+    assert re.fullmatch(f"cluster1-{RANDOM}", new) and new != old
+    assert changes[1].object["spec"]["machineTemplate"]["infrastructureRef"]["name"] == new
+    assert name(changes[2].object) == old
