@@ -28,6 +28,15 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _int(value: Any) -> int | None:
+    """An integer field; booleans (which Python counts as ints) and other types read as unset."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _ref(value: Any) -> Obj | None:
+    return value if isinstance(value, dict) else None
+
+
 class ObjectView:
     """Common metadata accessors."""
 
@@ -93,8 +102,7 @@ class WorkerTopology:
 
     @property
     def replicas(self) -> int | None:
-        value = self.raw.get("replicas")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return _int(self.raw.get("replicas"))
 
     def get(self, field: str) -> Any:
         """An optional field that may also be set on the class (``minReadySeconds``, timeouts...)."""
@@ -106,8 +114,7 @@ class WorkerTopology:
 
     @property
     def machine_health_check(self) -> Obj | None:
-        value = self.raw.get("machineHealthCheck")
-        return value if isinstance(value, dict) else None
+        return _ref(self.raw.get("machineHealthCheck"))
 
     @property
     def variable_overrides(self) -> list[Obj]:
@@ -140,8 +147,7 @@ class Topology:
 
     @property
     def control_plane_replicas(self) -> int | None:
-        value = self.control_plane.get("replicas")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return _int(self.control_plane.get("replicas"))
 
     def workers(self, kind: WorkerKind) -> list[WorkerTopology]:
         entries = _list(dig(self.raw, "workers", kind.list_key))
@@ -168,13 +174,11 @@ class Cluster(ObjectView):
 
     @property
     def infrastructure_ref(self) -> Obj | None:
-        ref = dig(self.raw, "spec", "infrastructureRef")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "spec", "infrastructureRef"))
 
     @property
     def control_plane_ref(self) -> Obj | None:
-        ref = dig(self.raw, "spec", "controlPlaneRef")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "spec", "controlPlaneRef"))
 
     @property
     def paused(self) -> bool:
@@ -201,13 +205,11 @@ class WorkerClass:
 
     @property
     def bootstrap_ref(self) -> Obj | None:
-        ref = dig(self.raw, "template", "bootstrap", "ref")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "template", "bootstrap", "ref"))
 
     @property
     def infrastructure_ref(self) -> Obj | None:
-        ref = dig(self.raw, "template", "infrastructure", "ref")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "template", "infrastructure", "ref"))
 
     @property
     def naming_template(self) -> str:
@@ -216,8 +218,7 @@ class WorkerClass:
 
     @property
     def machine_health_check(self) -> Obj | None:
-        value = self.raw.get("machineHealthCheck")
-        return value if isinstance(value, dict) else None
+        return _ref(self.raw.get("machineHealthCheck"))
 
     def get(self, field: str) -> Any:
         return self.raw.get(field)
@@ -233,13 +234,11 @@ class ControlPlaneClass:
 
     @property
     def ref(self) -> Obj | None:
-        ref = self.raw.get("ref")
-        return ref if isinstance(ref, dict) else None
+        return _ref(self.raw.get("ref"))
 
     @property
     def machine_infrastructure_ref(self) -> Obj | None:
-        ref = dig(self.raw, "machineInfrastructure", "ref")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "machineInfrastructure", "ref"))
 
     @property
     def metadata(self) -> Metadata:
@@ -252,8 +251,7 @@ class ControlPlaneClass:
 
     @property
     def machine_health_check(self) -> Obj | None:
-        value = self.raw.get("machineHealthCheck")
-        return value if isinstance(value, dict) else None
+        return _ref(self.raw.get("machineHealthCheck"))
 
     def get(self, field: str) -> Any:
         return self.raw.get(field)
@@ -266,8 +264,7 @@ class ClusterClass(ObjectView):
 
     @property
     def infrastructure_ref(self) -> Obj | None:
-        ref = dig(self.raw, "spec", "infrastructure", "ref")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "spec", "infrastructure", "ref"))
 
     @property
     def control_plane(self) -> ControlPlaneClass:
@@ -304,13 +301,11 @@ class Worker(ObjectView):
 
     @property
     def bootstrap_ref(self) -> Obj | None:
-        ref = dig(self.raw, "spec", "template", "spec", "bootstrap", "configRef")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "spec", "template", "spec", "bootstrap", "configRef"))
 
     @property
     def infrastructure_ref(self) -> Obj | None:
-        ref = dig(self.raw, "spec", "template", "spec", "infrastructureRef")
-        return ref if isinstance(ref, dict) else None
+        return _ref(dig(self.raw, "spec", "template", "spec", "infrastructureRef"))
 
     @property
     def node_refs(self) -> list[Obj]:
@@ -328,13 +323,11 @@ class MachineDeployment(Worker):
 
     @property
     def replicas(self) -> int | None:
-        value = dig(self.raw, "spec", "replicas")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return _int(dig(self.raw, "spec", "replicas"))
 
     @property
     def strategy(self) -> Obj | None:
-        value = dig(self.raw, "spec", "strategy")
-        return value if isinstance(value, dict) else None
+        return _ref(dig(self.raw, "spec", "strategy"))
 
     @property
     def failure_domain(self) -> str | None:
@@ -349,8 +342,7 @@ class MachinePool(Worker):
 
     @property
     def replicas(self) -> int | None:
-        value = dig(self.raw, "spec", "replicas")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return _int(dig(self.raw, "spec", "replicas"))
 
     @property
     def failure_domains(self) -> list[str]:
