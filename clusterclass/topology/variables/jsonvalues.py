@@ -1,0 +1,107 @@
+"""JSON value semantics shared by the schema walker: type names, integer rules, equality.
+
+Values are what ``json``/``yaml`` decoding gives: ``None``, ``bool``, ``int``, ``float``, ``str``,
+``list`` and ``dict``. Kubernetes decodes a JSON number without a fraction into an int64 and
+anything else into a float64; its validator then also accepts a float with an integral value
+(``3.0``) where an ``integer`` is required. We follow both rules:
+
+- ``json_type`` names a value's JSON type the way the Kubernetes validator reports it
+  (``integer`` for ints, ``number`` for floats and for ints that do not fit an int64);
+- ``is_integer`` is true for ints in the int64 range and for integral floats within ±2^53
+  (where a float still represents the integer exactly).
+
+``bool`` is never a number, although Python makes it an ``int``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+_MAX_EXACT_FLOAT = 2.0**53
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    return is_int(value) or isinstance(value, float)
+
+
+def is_integer(value: Any) -> bool:
+    """True for values the Kubernetes validator accepts as ``type: integer``."""
+    if is_int(value):
+        return bool(INT64_MIN <= value <= INT64_MAX)
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer() and abs(value) <= _MAX_EXACT_FLOAT
+    return False
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value, as the Kubernetes validator reports it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if is_int(value):
+        return "integer" if INT64_MIN <= value <= INT64_MAX else "number"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep equality with JSON semantics: ``1 == 1.0``, but ``True != 1`` and key order is ignored."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if is_number(a) and is_number(b):
+        return bool(a == b)
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return a is None and b is None
+
+
+def canonical(value: Any) -> Any:
+    """A hashable form with JSON equality: used to find duplicate array items in linear time."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if is_number(value):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            return ("n", int(value))
+        return ("n", value)
+    if isinstance(value, list):
+        return ("a", tuple(canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", tuple(sorted((str(k), canonical(v)) for k, v in value.items())))
+    return ("?", repr(value))
+
+
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists/objects more than ``limit`` levels deep (or refers to itself, as a
+    YAML alias can make it do). Iterative, so it is safe on any input."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Any = current.values()
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
