@@ -25,6 +25,7 @@ from clusterclass.plan.loader import Loaded
 from clusterclass.topology.changes import Change, compute_changes
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.patches import PatchEngine
+from clusterclass.topology.patches.engine import InlinePatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
 
@@ -86,7 +87,7 @@ def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey) -> st
     source = loaded.sources.get(obj)
     parts = [str(source)] if source else []
     parts.append(str(obj))
-    if err.field:
+    if err.field and f"{err.field}: " not in err.message:  # not when the message already leads with it
         parts.append(err.field)
     parts.append(err.message)
     return ": ".join(parts)
@@ -109,7 +110,9 @@ def make_plan(
             plan.skipped = "the Cluster is being deleted: the topology controller only runs deletion hooks"
             continue
         try:
-            plan.computation = compute_topology(obj, index, nodes=nodes, rng=rng, patches=patches)
+            plan.computation = compute_topology(
+                obj, index, nodes=nodes, rng=rng, patches=patches or InlinePatchEngine()
+            )
             plan.changes = compute_changes(plan.computation, rng=rng)
         except TopologyError as err:
             plan.error = describe_error(err, loaded, plan.cluster)

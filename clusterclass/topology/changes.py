@@ -71,15 +71,16 @@ class Differ(Protocol):
 
 
 def merge(base: Any, patch: Any) -> Any:
-    """``patch`` merged over ``base`` the RFC 7386 way: maps merge, anything else replaces."""
+    """``patch`` laid over ``base``: maps merge key by key, anything else replaces.
+
+    Unlike an RFC 7386 merge patch, a null in ``patch`` is a value to set, not a deletion: the
+    intent is desired content, and a patch may well set a field to null.
+    """
     if not isinstance(base, dict) or not isinstance(patch, dict):
         return copy.deepcopy(patch)
     merged = dict(base)
     for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = merge(base.get(key), value)
+        merged[key] = merge(base.get(key), value)
     return merged
 
 

@@ -42,3 +42,26 @@ def render(source: str, data: dict[str, Any], *, missing_key: MissingKey = "defa
         raise RenderError(str(err)) from err
     except RecursionError as err:  # deeply nested input the parser cannot take
         raise RenderError("template is nested too deeply") from err
+
+
+@lru_cache(maxsize=1)
+def _value_environment() -> Environment:
+    from gotpl.funcs.sprig import hermetic_text_func_map
+
+    return Environment(functions=hermetic_text_func_map(), missing_key="default", budget=_BUDGET)
+
+
+@lru_cache(maxsize=1024)
+def _compile_value(source: str) -> Template:
+    return _value_environment().from_string(source)
+
+
+def render_with_sprig(source: str, data: dict[str, Any]) -> str:
+    """Render a patch value or ``enabledIf`` template: Sprig's hermetic functions, missing keys
+    render as ``<no value>``, as upstream's patch engine does."""
+    try:
+        return str(_compile_value(source).render(data))
+    except TemplateError as err:
+        raise RenderError(str(err)) from err
+    except RecursionError as err:
+        raise RenderError("template is nested too deeply") from err

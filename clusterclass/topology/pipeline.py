@@ -6,6 +6,7 @@ This is the entry point ``plan`` and the controller share; each stage lives in i
 
 from __future__ import annotations
 
+import copy
 import random
 
 from clusterclass.api import constants as c
@@ -19,6 +20,14 @@ from clusterclass.topology.desired import Computation, compute_desired_state
 from clusterclass.topology.hooks import LifecycleHooks
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.reader import NodeReader, Reader
+from clusterclass.topology.variables import (
+    FieldError,
+    default_cluster_variables,
+    default_override_variables,
+    validate_cluster_variables,
+    validate_override_variables,
+    variable_definitions,
+)
 
 
 def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
@@ -68,6 +77,36 @@ def check_topology_shape(cluster: Obj) -> None:
             seen.add(entry["name"])
 
 
+def defaulted_variables(cluster: Obj, cluster_class: Obj) -> Obj:
+    """``cluster`` with its variables defaulted and validated as admission and reconcile do (§2.1 step 7).
+
+    Returns a copy; the Cluster's own variables and every worker's overrides get their defaults.
+    Raises TopologyError listing every field error.
+    """
+    definitions = variable_definitions(cluster_class)
+    defaulted = copy.deepcopy(cluster)
+    topology = defaulted["spec"]["topology"]
+    errors: list[FieldError] = []
+    values = default_cluster_variables(topology.get("variables") or [], definitions)
+    errors += validate_cluster_variables(values, definitions)
+    if values:
+        topology["variables"] = values
+    for kind in WORKER_KINDS:
+        for index, entry in enumerate(dig(topology, "workers", kind.list_key) or []):
+            overrides = dig(entry, "variables", "overrides")
+            if not overrides:
+                continue
+            field = f"spec.topology.workers.{kind.list_key}[{index}].variables.overrides"
+            overrides = default_override_variables(overrides, definitions, field=field)
+            errors += validate_override_variables(overrides, definitions, field=field)
+            entry["variables"]["overrides"] = overrides
+    if errors:
+        raise TopologyError(
+            "invalid variables: " + "; ".join(str(e) for e in errors), obj=key_of(cluster), field=errors[0].field
+        )
+    return defaulted
+
+
 def compute_topology(
     cluster: Obj,
     reader: Reader,
@@ -80,6 +119,7 @@ def compute_topology(
     """Read the ClusterClass, its templates and the Cluster's current objects; compute desired."""
     cluster_class = get_cluster_class(cluster, reader)
     check_topology_shape(cluster)
+    cluster = defaulted_variables(cluster, cluster_class)
     blueprint = get_blueprint(cluster_class, cluster, reader)
     current = get_current_state(cluster, blueprint, reader, nodes)
     return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks)

@@ -9,6 +9,14 @@ ClusterClass with a fixed seed, turns the created objects into a settled managem
 MachinePools, the fields other controllers fill in), writes it to ``current/`` one file per
 object, then plans ``-f quick-start.yaml -f current/ -f change.yaml`` where ``change.yaml`` holds
 whatever the user changed (the last file given wins).
+
+The quick-start patches run on every plan (spec §5). The one that matters here is ``customImage``:
+it writes ``kindest/node:<version>`` from ``builtin.controlPlane.version``,
+``builtin.machineDeployment.version`` and ``builtin.machinePool.version`` into the control plane's
+DockerMachineTemplate, the MachineDeployment's DockerMachineTemplate and each DockerMachinePool. So a
+version change also rotates the machine templates of the control plane and of an upgrading
+MachineDeployment, and updates the DockerMachinePool of an upgrading MachinePool in place, while a
+held worker keeps its old version and so its old image (the builtin reads the *desired* version).
 """
 
 from __future__ import annotations
@@ -88,9 +96,24 @@ class World:
     def md(self, kind: str = "MachineDeployment") -> Obj:
         return deployment(self.objects, kind, "md-0")
 
+    @property
+    def cp_machine_template(self) -> Obj:
+        name = self.kcp["spec"]["machineTemplate"]["infrastructureRef"]["name"]
+        (template,) = [
+            o for o in self.objects if o["kind"] == "DockerMachineTemplate" and o["metadata"]["name"] == name
+        ]
+        return template
+
     def set_control_plane(self, spec_version: str, status_version: str) -> None:
+        """The control plane as the reconcile that set ``spec.version`` left it.
+
+        That reconcile also rotated the control plane's machine template to one whose customImage
+        (quick-start ``customImage`` patch) names ``spec_version``; the template keeps its name here,
+        which the planner cannot tell from a rotation since it reuses the referenced name.
+        """
         self.kcp["spec"]["version"] = spec_version
         self.kcp["status"]["version"] = status_version
+        self.cp_machine_template["spec"]["template"]["spec"]["customImage"] = f"kindest/node:{spec_version}"
 
     def set_version(self, version: str) -> None:
         """The Cluster's topology version, as stored (no change file needed)."""
@@ -230,9 +253,24 @@ def test_version_bump_upgrades_the_control_plane_and_holds_machine_pools(world: 
     data, text = world.plan(cluster)
 
     kcp = world.kcp["metadata"]["name"]
-    modification = only_modification(data, "KubeadmControlPlane", kcp)
+    old_template = world.cp_machine_template
+    # customImage follows builtin.controlPlane.version: the control plane's machine template rotates
+    (new_template,) = data["created"]
+    assert new_template["kind"] == "DockerMachineTemplate"
+    assert re.fullmatch(rf"my-cluster-{RANDOM}", new_template["metadata"]["name"])
+    assert new_template["metadata"]["name"] != old_template["metadata"]["name"]
+    assert new_template["spec"]["template"]["spec"]["customImage"] == f"kindest/node:{NEW}"
+    assert old_template["spec"]["template"]["spec"]["customImage"] == f"kindest/node:{OLD}"
+    assert deleted_objects(data) == [("DockerMachineTemplate", old_template["metadata"]["name"])]
+    # held workers keep their version, so their images do not change either
+    assert modified_objects(data) == [("KubeadmControlPlane", kcp)]
+    modification = data["modified"][0]
     assert modification["before"]["spec"]["version"] == OLD
     assert modification["after"]["spec"]["version"] == NEW
+    assert (
+        modification["after"]["spec"]["machineTemplate"]["infrastructureRef"]["name"]
+        == (new_template["metadata"]["name"])
+    )
     assert f"-  version: {OLD}\n+  version: {NEW}\n" in modification["diff"]
 
     mp0, mp1 = world.pool_name("mp-0"), world.pool_name("mp-1")
@@ -268,10 +306,24 @@ def test_after_the_control_plane_the_first_machine_pool_upgrades(world: World) -
 
     mp0, mp1 = world.pool_name("mp-0"), world.pool_name("mp-1")
     md = world.md()["metadata"]["name"]
-    # MachineDeployments and MachinePools have independent concurrency: one of each (A19)
-    assert data["created"] == [] and data["deleted"] == []
-    assert modified_objects(data) == [("MachineDeployment", md), ("MachinePool", mp0)]
-    pool_change = data["modified"][1]
+    old_md_template = world.md("DockerMachineTemplate")["metadata"]["name"]
+    infra0 = world.pool("DockerMachinePool", "mp-0")["metadata"]["name"]
+    # MachineDeployments and MachinePools have independent concurrency: one of each (A19).
+    # The upgrading MachineDeployment's DockerMachineTemplate rotates to the new image; the upgrading
+    # MachinePool's DockerMachinePool is updated in place, before the MachinePool (spec §3.3).
+    (new_md_template,) = data["created"]
+    assert new_md_template["kind"] == "DockerMachineTemplate"
+    assert new_md_template["spec"]["template"]["spec"]["customImage"] == f"kindest/node:{NEW}"
+    assert deleted_objects(data) == [("DockerMachineTemplate", old_md_template)]
+    assert modified_objects(data) == [("MachineDeployment", md), ("DockerMachinePool", infra0), ("MachinePool", mp0)]
+    md_change, infra_change, pool_change = data["modified"]
+    assert (
+        md_change["after"]["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+        == (new_md_template["metadata"]["name"])
+    )
+    assert infra_change["before"]["spec"]["template"] == {"customImage": f"kindest/node:{OLD}"}
+    assert infra_change["after"]["spec"]["template"] == {"customImage": f"kindest/node:{NEW}"}
+    assert f"-    customImage: kindest/node:{OLD}\n+    customImage: kindest/node:{NEW}\n" in infra_change["diff"]
     assert pool_change["before"]["spec"]["template"]["spec"]["version"] == OLD
     assert pool_change["after"]["spec"]["template"]["spec"]["version"] == NEW
     assert f"-      version: {OLD}\n+      version: {NEW}\n" in pool_change["diff"]
@@ -497,7 +549,8 @@ def quick_start_template(kind: str, name: str) -> Obj:
 
 def test_changed_machine_pool_template_updates_objects_in_place(world: World) -> None:
     template = quick_start_template("DockerMachinePoolTemplate", "quick-start-default-worker-machinepooltemplate")
-    template["spec"]["template"]["spec"]["template"] = {"customImage": "kindest/node:v1.28.0"}
+    # (not customImage: the customImage patch sets that, whatever the template says)
+    template["spec"]["template"]["spec"]["template"] = {"preLoadImages": ["kindest/kindnetd:v20230511"]}
     data, text = world.plan(template)
 
     infra0, infra1 = world.pool("DockerMachinePool", "mp-0"), world.pool("DockerMachinePool", "mp-1")
@@ -509,9 +562,12 @@ def test_changed_machine_pool_template_updates_objects_in_place(world: World) ->
     for modification, current in zip(data["modified"], (infra0, infra1), strict=True):
         assert modification["before"] == current
         assert modification["after"]["metadata"] == current["metadata"]  # same name, uid, owners
-        assert modification["after"]["spec"]["template"] == {"customImage": "kindest/node:v1.28.0"}
+        assert modification["after"]["spec"]["template"] == {
+            "preLoadImages": ["kindest/kindnetd:v20230511"],
+            "customImage": f"kindest/node:{OLD}",
+        }
         assert modification["after"]["spec"]["providerIDList"] == current["spec"]["providerIDList"]
-        assert "+    customImage: kindest/node:v1.28.0\n" in modification["diff"]
+        assert "+    preLoadImages:\n+    - kindest/kindnetd:v20230511\n" in modification["diff"]
     # the MachinePools keep referencing the same objects: nothing to change there
     assert "MachinePool" not in [k for k, _ in modified_objects(data)]
     assert "template rotation" not in text
@@ -519,7 +575,7 @@ def test_changed_machine_pool_template_updates_objects_in_place(world: World) ->
 
 def test_changed_machine_deployment_template_is_rotated(world: World) -> None:
     template = quick_start_template("DockerMachineTemplate", "quick-start-default-worker-machinetemplate")
-    template["spec"]["template"]["spec"]["customImage"] = "kindest/node:v1.28.0"
+    template["spec"]["template"]["spec"]["preLoadImages"] = ["kindest/kindnetd:v20230511"]
     data, text = world.plan(template)
 
     old = world.md("DockerMachineTemplate")
@@ -528,7 +584,8 @@ def test_changed_machine_deployment_template_is_rotated(world: World) -> None:
     assert new["kind"] == "DockerMachineTemplate"
     assert re.fullmatch(rf"my-cluster-md-0-{RANDOM}", new["metadata"]["name"])
     assert new["metadata"]["name"] != old["metadata"]["name"]
-    assert new["spec"]["template"]["spec"]["customImage"] == "kindest/node:v1.28.0"
+    assert new["spec"]["template"]["spec"]["preLoadImages"] == ["kindest/kindnetd:v20230511"]
+    assert new["spec"]["template"]["spec"]["customImage"] == f"kindest/node:{OLD}"  # patched as before
     assert new["metadata"]["labels"] == old["metadata"]["labels"]
 
     assert modified_objects(data) == [("MachineDeployment", md["metadata"]["name"])]
@@ -562,12 +619,14 @@ def test_shared_bootstrap_template_change_rotates_for_deployments_and_updates_po
 
 def test_changed_control_plane_machine_template_is_rotated(world: World) -> None:
     template = quick_start_template("DockerMachineTemplate", "quick-start-control-plane")
-    template["spec"]["template"]["spec"]["customImage"] = "kindest/node:v1.28.0"
+    template["spec"]["template"]["spec"]["preLoadImages"] = ["kindest/kindnetd:v20230511"]
     data, _ = world.plan(template)
 
     old = world.kcp["spec"]["machineTemplate"]["infrastructureRef"]["name"]
     (new,) = data["created"]
     assert re.fullmatch(rf"my-cluster-{RANDOM}", new["metadata"]["name"]) and new["metadata"]["name"] != old
+    assert new["spec"]["template"]["spec"]["preLoadImages"] == ["kindest/kindnetd:v20230511"]
+    assert new["spec"]["template"]["spec"]["customImage"] == f"kindest/node:{OLD}"
     assert modified_objects(data) == [("KubeadmControlPlane", world.kcp["metadata"]["name"])]
     after = data["modified"][0]["after"]
     assert after["spec"]["machineTemplate"]["infrastructureRef"]["name"] == new["metadata"]["name"]

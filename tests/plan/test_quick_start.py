@@ -4,14 +4,31 @@ Input: ``shared/upstream/examples/clusterclass-quick-start.yaml`` (read-only; it
 namespace, so they land in ``default``, and its refs have none, so they are read in the
 ClusterClass namespace) plus ``fixtures/quick-start-cluster.yaml``, a Cluster with one
 MachineDeployment (md-0) and two MachinePools (mp-0 with labels, failure domains and a
-defer-upgrade annotation; mp-1). Patches are not applied yet (the patch engine is a no-op seam),
-so every created object carries exactly the cloned template spec.
+defer-upgrade annotation; mp-1), setting no variables.
+
+Admission defaults the Cluster's variables first (spec §9.2 step 6, §5.9): the quick-start's three
+required string variables have a top-level default ``""`` and are added, in ``status.variables``
+order (sorted by name); ``podSecurityStandard`` has no top-level default and is not added. Then the
+quick-start patches run (spec §5) with those values:
+
+- ``imageRepository``: ``enabledIf: {{ ne .imageRepository "" }}`` is false → not applied;
+- ``etcdImageTag`` / ``coreDNSImageTag``: the templates render ``imageTag:`` with nothing after it,
+  which YAML reads as null → ``etcd: {local: {imageTag: null}}`` and ``dns: {imageTag: null}``;
+- ``customImage``: ``kindest/node:<version>`` on the control plane's and the MachineDeployment's
+  DockerMachineTemplate (``spec.template.spec.customImage``) and on the DockerMachinePool (the
+  template's ``spec.template.spec.template.customImage`` becomes the object's ``spec.template.customImage``);
+- ``podSecurityStandard``: ``enabledIf: {{ .podSecurityStandard.enabled }}`` renders ``<no value>``
+  (a string, not ``true``) → not applied.
+
+No patch targets the KubeadmConfigTemplate, so the MachineDeployment's bootstrap template and the
+MachinePools' KubeadmConfigs carry exactly the cloned template spec.
 
 Every created object is checked field by field against spec §2.4-§2.6 and §3.1 (reconcile order).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -52,6 +69,16 @@ CLONED_GROUPKIND = "cluster.x-k8s.io/cloned-from-groupkind"
 DEFER = "topology.cluster.x-k8s.io/defer-upgrade"
 
 BASE_LABELS = {CLUSTER_NAME: "my-cluster", OWNED: ""}
+
+#: what the customImage patch sets for version v1.28.0 (``kindest/node:{{ ... | replace "+" "_" }}``)
+CUSTOM_IMAGE = "kindest/node:v1.28.0"
+#: the Cluster's variables once admission defaulted them: the three required variables with
+#: top-level default "", sorted by name as ``status.variables`` is
+DEFAULTED_VARIABLES = [
+    {"name": "coreDNSImageTag", "value": ""},
+    {"name": "etcdImageTag", "value": ""},
+    {"name": "imageRepository", "value": ""},
+]
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +201,11 @@ def test_control_plane_and_its_machine_template(created: list[Obj], templates: d
         "quick-start-control-plane", "DockerMachineTemplate.infrastructure.cluster.x-k8s.io"
     )
     assert machine_template["metadata"]["ownerReferences"] == CLUSTER_OWNER
-    # template-to-template: the whole template spec is copied
-    assert machine_template["spec"] == templates[("DockerMachineTemplate", "quick-start-control-plane")]["spec"]
+    # template-to-template: the whole template spec is copied, then the customImage patch adds the
+    # control plane version to spec.template.spec
+    template_spec = copy.deepcopy(templates[("DockerMachineTemplate", "quick-start-control-plane")]["spec"])
+    template_spec["template"]["spec"]["customImage"] = CUSTOM_IMAGE
+    assert machine_template["spec"] == template_spec
 
     assert kcp["kind"] == "KubeadmControlPlane"
     assert kcp["metadata"]["labels"] == BASE_LABELS
@@ -184,7 +214,16 @@ def test_control_plane_and_its_machine_template(created: list[Obj], templates: d
     )
     assert "ownerReferences" not in kcp["metadata"]
     template_spec = templates[("KubeadmControlPlaneTemplate", "quick-start-control-plane")]["spec"]["template"]["spec"]
-    assert kcp["spec"]["kubeadmConfigSpec"] == template_spec["kubeadmConfigSpec"]
+    # etcdImageTag and coreDNSImageTag render "imageTag: " with the empty default: YAML null.
+    # imageRepository (enabledIf ne "") and podSecurityStandard (unset: "<no value>") are not applied.
+    kubeadm_config_spec = copy.deepcopy(template_spec["kubeadmConfigSpec"])
+    kubeadm_config_spec["clusterConfiguration"]["etcd"] = {"local": {"imageTag": None}}
+    kubeadm_config_spec["clusterConfiguration"]["dns"] = {"imageTag": None}
+    assert kcp["spec"]["kubeadmConfigSpec"] == kubeadm_config_spec
+    cluster_configuration = kcp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]
+    assert "imageRepository" not in cluster_configuration
+    assert "extraArgs" not in cluster_configuration["apiServer"]
+    assert "files" not in kcp["spec"]["kubeadmConfigSpec"]
     assert kcp["spec"]["version"] == "v1.28.0"
     assert kcp["spec"]["replicas"] == 1
     assert kcp["spec"]["machineTemplate"]["infrastructureRef"] == ref(machine_template)
@@ -207,7 +246,17 @@ def test_machine_deployment_and_its_templates(created: list[Obj], templates: dic
             source_name, f"{source_kind}.{group}.cluster.x-k8s.io"
         )
         assert template["metadata"]["ownerReferences"] == CLUSTER_OWNER
-        assert template["spec"] == templates[(source_kind, source_name)]["spec"]
+    # the customImage patch sets the MachineDeployment's version on its DockerMachineTemplate ...
+    infra_spec = copy.deepcopy(
+        templates[("DockerMachineTemplate", "quick-start-default-worker-machinetemplate")]["spec"]
+    )
+    infra_spec["template"]["spec"]["customImage"] = CUSTOM_IMAGE
+    assert infra["spec"] == infra_spec
+    # ... and no patch targets the KubeadmConfigTemplate
+    assert (
+        bootstrap["spec"]
+        == templates[("KubeadmConfigTemplate", "quick-start-default-worker-bootstraptemplate")]["spec"]
+    )
 
     assert md["metadata"]["labels"] == labels
     assert "annotations" not in md["metadata"]
@@ -232,7 +281,11 @@ def test_machine_deployment_and_its_templates(created: list[Obj], templates: dic
 def test_machine_pool_bootstrap_and_infrastructure_objects(
     created: list[Obj], templates: dict[tuple[str, str], Obj], topology_name: str
 ) -> None:
-    """Objects, not templates: kind minus ``Template``, spec = the template's ``spec.template.spec``.
+    """Objects, not templates: kind minus ``Template``, spec = the (patched) template's ``spec.template.spec``.
+
+    The customImage patch writes ``/spec/template/spec/template/customImage`` of the
+    DockerMachinePoolTemplate, which lands at the DockerMachinePool's ``spec.template.customImage``
+    (spec §5.2, §5.8, A20); the KubeadmConfig is the unpatched template spec.
 
     Only the template's own metadata plus the enforced labels: the pool's topology/class metadata
     is not propagated to them (spec §2.5 step 4).
@@ -253,7 +306,8 @@ def test_machine_pool_bootstrap_and_infrastructure_objects(
     bootstrap_template = templates[("KubeadmConfigTemplate", "quick-start-default-worker-bootstraptemplate")]
     pool_template = templates[("DockerMachinePoolTemplate", "quick-start-default-worker-machinepooltemplate")]
     assert config["spec"] == bootstrap_template["spec"]["template"]["spec"]
-    assert infra["spec"] == pool_template["spec"]["template"]["spec"] == {"template": {}}
+    assert pool_template["spec"]["template"]["spec"] == {"template": {}}
+    assert infra["spec"] == {"template": {"customImage": CUSTOM_IMAGE}}
 
 
 def test_machine_pool_mp_0(created: list[Obj]) -> None:
@@ -318,10 +372,12 @@ def test_topology_never_writes_controller_owned_fields(created: list[Obj]) -> No
 def test_cluster_is_modified_with_refs(plan: Obj, created: list[Obj]) -> None:
     (modification,) = plan["modified"]
     before, after = modification["before"], modification["after"]
-    assert before == {
-        **read_yaml(CLUSTER_FILE),
-        "metadata": {**read_yaml(CLUSTER_FILE)["metadata"], "namespace": "default"},
-    }
+    # "before" is the Cluster as admission stores it: namespace set, variables defaulted (spec §9.2 step 6)
+    expected_before = read_yaml(CLUSTER_FILE)
+    expected_before["metadata"]["namespace"] = "default"
+    assert "variables" not in expected_before["spec"]["topology"]
+    expected_before["spec"]["topology"]["variables"] = DEFAULTED_VARIABLES
+    assert before == expected_before
     assert "infrastructureRef" not in before["spec"] and "controlPlaneRef" not in before["spec"]
     assert after["spec"]["infrastructureRef"] == ref(one(created, "DockerCluster"))
     assert after["spec"]["controlPlaneRef"] == ref(one(created, "KubeadmControlPlane"))

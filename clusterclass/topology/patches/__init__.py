@@ -1,11 +1,15 @@
-"""The seam where ClusterClass patches and variables change the desired state (spec §5).
+"""ClusterClass patches and variables: how they change the desired state (spec §5).
 
 Desired-state computation hands the blueprint and the freshly computed desired objects to a
 :class:`PatchEngine` as its last step. Patches may change the ``spec`` of the InfrastructureCluster,
-the ControlPlane, the MachineDeployment templates and a MachinePool's bootstrap config and
-infrastructure machine pool, never the MachineDeployment or MachinePool object itself.
+the ControlPlane and its machine template, the MachineDeployment templates and a MachinePool's
+bootstrap config and infrastructure machine pool, never the MachineDeployment or MachinePool
+object itself.
 
-:class:`NoPatches` leaves everything as cloned; the inline and external engines plug in here.
+Modules: ``request`` builds the items a patch may target, ``selector`` decides which items a
+definition targets, ``values`` computes JSON patch values (literal, variable, Go template),
+``inline`` generates and applies inline JSON patches, ``engine`` runs the patches in order and
+writes the results back. :class:`NoPatches` leaves everything as cloned.
 """
 
 from __future__ import annotations

@@ -1,0 +1,189 @@
+"""Values of JSON patch operations and ``enabledIf`` (spec §5.5, §5.6).
+
+A value is either literal (``value``), a variable (``valueFrom.variable``, a path such as
+``builtin.machinePool.version`` or ``config.list[0].name``), or a Go template
+(``valueFrom.template``) rendered with Sprig's hermetic functions over the item's variables. Template
+data gets numbers as floats, as Go's JSON decoding gives them (so ``3`` prints as ``3`` and a
+million as ``1e+06``), and the rendered text is parsed as YAML the way upstream's library (go-yaml v2
+behind ``sigs.k8s.io/yaml``) reads it: ``kindest/node:v1.28.0`` is a string, ``3`` and ``1e+06`` numbers,
+``yes``/``y`` booleans, ``2024-01-01`` and ``12:30`` strings, a YAML list a list, empty text ``null``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from typing import Any, ClassVar
+
+import yaml
+
+from clusterclass.topology.gotemplate import RenderError, render_with_sprig
+
+try:
+    _YamlLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _YamlLoader = yaml.SafeLoader
+
+
+class PatchValueError(Exception):
+    """A value that cannot be computed; the message says why."""
+
+
+# How go-yaml v2 resolves a plain (unquoted, untagged) scalar. PyYAML's YAML 1.1 rules differ:
+# ``1e+06``, ``1e3``, ``-.5``, ``09`` and ``0o17`` are numbers to go-yaml but strings to PyYAML;
+# ``12:30`` is a string to go-yaml but 750 to PyYAML; ``2024-01-01`` a string (go-yaml decodes
+# timestamps into strings) but a ``date`` to PyYAML, which is not even JSON; ``y``/``n`` booleans.
+_GO_CONSTANTS: dict[str, Any] = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+}
+_GO_NOT_JSON = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN"}
+_GO_INT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO]?[0-7]+|0[xX][0-9a-fA-F]+|0|[1-9][0-9]*)")
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _go_plain_scalar(text: str) -> Any:
+    if text in _GO_CONSTANTS:
+        return _GO_CONSTANTS[text]
+    if text in _GO_NOT_JSON:
+        raise yaml.constructor.ConstructorError(None, None, f"unsupported value {text}: not representable in JSON")
+    if not text or text[0] not in "+-.0123456789":
+        return text
+    plain = text.replace("_", "") if text[0] != "." else text
+    if _GO_INT.fullmatch(plain):  # strconv.ParseInt(plain, 0, 64), else ParseUint
+        body = plain.lstrip("+-")
+        base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2, "0o": 8, "0O": 8}.get(body[:2])
+        number = int(body[2:], base) if base else int(body[1:], 8) if body[0] == "0" and body != "0" else int(body)
+        number = -number if plain[0] == "-" else number
+        if _INT64[0] <= number <= _INT64[1] or (plain[0] not in "+-" and number < 2**64):
+            return number
+    if _GO_FLOAT.fullmatch(plain):
+        real = float(plain)
+        if math.isinf(real):  # out of range: ParseFloat fails, go-yaml keeps the string
+            return text
+        # Upstream hands the value on as JSON, where Go writes an integral float as an integer.
+        return int(real) if real.is_integer() and abs(real) < 1e21 else real
+    return text
+
+
+class _GoYamlLoader(_YamlLoader):  # type: ignore[misc]
+    """The safe loader with go-yaml v2's resolution of plain scalars (quoted ones stay strings)."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {}
+
+
+_GO_PLAIN_TAG = "tag:clusterclass,2024:go-yaml-plain"
+_GoYamlLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^<<$"), ["<"])
+_GoYamlLoader.add_implicit_resolver(_GO_PLAIN_TAG, re.compile(""), None)
+_GoYamlLoader.add_constructor(_GO_PLAIN_TAG, lambda loader, node: _go_plain_scalar(node.value))
+
+
+_SEGMENT = re.compile(r"^(?P<name>[^\[\]]+)(?:\[(?P<index>[^\]]*)\])?$")
+
+
+class Variables:
+    """The variables one item sees in one patch, and (computed once) their template form."""
+
+    __slots__ = ("_builtin_data", "_data", "values")
+
+    def __init__(self, values: dict[str, Any], builtin_data: Any = None) -> None:
+        """``builtin_data``: ``values["builtin"]`` already in template form, when the caller has it."""
+        self.values = values
+        self._builtin_data = builtin_data
+        self._data: Any = None
+
+    @property
+    def data(self) -> Any:
+        if self._data is None:
+            if self._builtin_data is None:
+                self._data = template_data(self.values)
+            else:
+                self._data = {k: template_data(v) for k, v in self.values.items() if k != "builtin"}
+                self._data["builtin"] = self._builtin_data
+        return self._data
+
+
+def template_data(value: Any) -> Any:
+    """Variables as a Go template sees them after JSON decoding: every number a float."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: template_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [template_data(v) for v in value]
+    return value
+
+
+def lookup_variable(variables: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` (``name.field[2].other``) inside ``variables``."""
+    segments = path.split(".")
+    current: Any = variables
+    for position, segment in enumerate(segments):
+        match = _SEGMENT.match(segment)
+        if match is None:
+            raise PatchValueError(f'invalid variable path "{path}": bad segment "{segment}"')
+        name = match["name"]
+        if not isinstance(current, dict) or name not in current:
+            if position == 0:
+                raise PatchValueError(f'variable "{name}" does not exist')
+            raise PatchValueError(f'variable "{path}" does not exist: "{name}" not found')
+        current = current[name]
+        if match["index"] is not None:
+            index_text = match["index"]
+            if not index_text.isdigit():
+                raise PatchValueError(
+                    f'invalid variable path "{path}": index "{index_text}" is not a non-negative integer'
+                )
+            if not isinstance(current, list):
+                raise PatchValueError(f'invalid variable path "{path}": "{name}" is not an array')
+            index = int(index_text)
+            if index >= len(current):
+                raise PatchValueError(
+                    f'variable "{path}" does not exist: index {index} out of range (length {len(current)})'
+                )
+            current = current[index]
+    return current
+
+
+def render_template_value(template: str, variables: Variables) -> Any:
+    """Render ``template`` over ``variables`` and parse the text as YAML."""
+    try:
+        text = render_with_sprig(template, variables.data)
+    except RenderError as err:
+        raise PatchValueError(f"failed to render template: {err}") from err
+    try:
+        return yaml.load(text, Loader=_GoYamlLoader) if text.strip() else None
+    except yaml.YAMLError as err:
+        raise PatchValueError(f"failed to parse rendered template as YAML: {err}") from err
+
+
+def operation_value(operation: dict[str, Any], variables: Variables) -> Any:
+    """The value of one ``add``/``replace`` operation."""
+    has_value = "value" in operation and operation["value"] is not None
+    value_from = operation.get("valueFrom")
+    if has_value and value_from is not None:
+        raise PatchValueError("both .value and .valueFrom are set")
+    if has_value:
+        return copy.deepcopy(operation["value"])
+    if not isinstance(value_from, dict):
+        raise PatchValueError("neither .value nor .valueFrom are set")
+    variable, template = value_from.get("variable"), value_from.get("template")
+    if variable is not None and template is not None:
+        raise PatchValueError("both .valueFrom.variable and .valueFrom.template are set")
+    if isinstance(variable, str) and variable:
+        return copy.deepcopy(lookup_variable(variables.values, variable))
+    if isinstance(template, str):
+        return render_template_value(template, variables)
+    raise PatchValueError("neither .valueFrom.variable nor .valueFrom.template are set")
+
+
+def is_enabled(enabled_if: Any, variables: Variables) -> bool:
+    """``enabledIf`` unset, or rendering to exactly the YAML value ``true`` (``""`` renders null: disabled)."""
+    if enabled_if is None:
+        return True
+    return render_template_value(str(enabled_if), variables) is True

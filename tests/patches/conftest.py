@@ -1,0 +1,8 @@
+"""Make the shared ``tests/builders.py`` importable as ``builders`` from the patch tests."""
+
+import sys
+from pathlib import Path
+
+_TESTS = str(Path(__file__).resolve().parent.parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
