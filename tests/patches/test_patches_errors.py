@@ -112,7 +112,11 @@ RUNAWAY_TEMPLATES: list[tuple[str, str, str]] = [
     ("huge range", "{{ range $i := until 1000000 }}x{{ end }}", "iteration budget exceeded"),
     ("nested ranges", "{{ range $a := until 1000 }}{{ range $b := until 1000 }}{{ end }}{{ end }}", "iteration budget exceeded"),  # noqa: E501
     ("triple nested over a variable", "{{ range .l }}{{ range $.l }}{{ range $.l }}{{ . }}{{ end }}{{ end }}{{ end }}", "iteration budget exceeded"),  # noqa: E501
-    ("too much output", '{{ repeat 2000000 "x" }}', "output character budget exceeded"),
+    ("too large a value", '{{ repeat 2000000 "x" }}', "repeat: result of 2000000 elements exceeds the limit"),
+    ("a huge list built in one call", "{{ until 100000000 | len }}", "until: result of 100000000 elements exceeds"),
+    ("a huge sequence", "{{ seq 1 100000000 | len }}", "seq: result of 100000000 elements exceeds"),
+    ("string doubling", '{{ $s := "xxxxxxxxxx" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ end }}', "printf: result of"),  # noqa: E501
+    ("shared structure encoded", "{{ $a := list 1 }}{{ range until 40 }}{{ $a = list $a $a }}{{ end }}{{ toJson $a }}", "toJson: result of"),  # noqa: E501
     ("too much output bit by bit", '{{ range .l }}{{ repeat 100000 "y" }}{{ end }}', "output character budget exceeded"),  # noqa: E501
     ("unbounded recursion", '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', "template-depth budget exceeded"),  # noqa: E501
 ]  # fmt: skip
