@@ -184,6 +184,36 @@ _RANGE_SIZES: dict[str, Callable[..., float]] = {
 _STRING_BUILTINS = ("print", "printf", "println", "html", "js", "urlquery")
 
 
+def _go_comparisons(builtin_eq: Callable[..., object]) -> dict[str, Callable[..., bool]]:
+    """``eq`` and ``ne`` as Go (1.18+) has them for values decoded from JSON.
+
+    A missing key or a JSON null reaches Go's ``eq`` as an invalid value, which compares unequal to
+    any real value without an error (``{{ ne .unsetVariable "" }}`` is ``true``); gotpl raises
+    "incompatible types" instead, so missing and null values are handled here.
+    """
+    from gotpl.runtime.values import INVALID, UNTYPED_NIL
+
+    def missing(value: object) -> bool:
+        return value is None or value is INVALID or value is UNTYPED_NIL
+
+    def eq(first: object, *others: object) -> bool:
+        if not others:
+            raise TypeError("eq requires at least two arguments")
+        for other in others:
+            if missing(first) or missing(other):
+                if missing(first) and missing(other):
+                    return True
+                continue
+            if builtin_eq(first, other):
+                return True
+        return False
+
+    def ne(left: object, right: object) -> bool:
+        return not eq(left, right)
+
+    return {"eq": eq, "ne": ne}
+
+
 def _sprig_functions() -> dict[str, Callable[..., Any]]:
     from gotpl.funcs.sprig import hermetic_text_func_map
     from gotpl.runtime.sync_vm import _builtin_functions
@@ -191,6 +221,7 @@ def _sprig_functions() -> dict[str, Callable[..., Any]]:
     builtins = _builtin_functions("go")
     sources = {name: builtins[name] for name in _STRING_BUILTINS}
     sources.update(hermetic_text_func_map())
+    sources.update(_go_comparisons(builtins["eq"]))
     functions: dict[str, Callable[..., Any]] = {}
     for name, function in sources.items():
         if name in NON_DETERMINISTIC:

@@ -224,14 +224,30 @@ def test_hermetic_function_is_available(name: str) -> None:
 # --- known differences from Go in the template engine (gotpl), kept visible ---------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gotpl: Go's eq/ne (Go 1.20/1.21, which upstream v1.6 is built with) compare a missing value without "
-    "error, only two valid values of different kinds fail (eq → false, ne → true); gotpl raises "
-    "'incompatible types for comparison'",
-)
 def test_ne_of_a_missing_value_and_a_string_is_true() -> None:
+    # Go 1.18+ compares a missing value (or a JSON null) with a real value without error: unequal.
     assert go('{{ ne .imageRepository "" }}') == "true"
+
+
+@pytest.mark.parametrize(
+    ("template", "data", "expected"),
+    [
+        ('{{ eq .missing "" }}', {}, "false"),
+        ("{{ eq .missing .alsoMissing }}", {}, "true"),
+        ('{{ eq .n "" }}', {"n": None}, "false"),
+        ('{{ eq .s "a" "b" }}', {"s": "b"}, "true"),
+        ('{{ eq .missing "a" .missing }}', {}, "true"),
+        ('{{ ne .s "a" }}', {"s": "a"}, "false"),
+        ('{{ if ne .imageRepository "" }}set{{ else }}unset{{ end }}', {"imageRepository": ""}, "unset"),
+    ],
+)
+def test_eq_and_ne_with_missing_and_null_values(template: str, data: dict[str, object], expected: str) -> None:
+    assert go(template, data) == expected
+
+
+def test_eq_of_values_of_different_kinds_is_still_an_error() -> None:
+    with pytest.raises(RenderError, match="incompatible types"):
+        go('{{ eq .n "1" }}', {"n": 1.0})
 
 
 @pytest.mark.xfail(strict=True, reason='gotpl: Go passes a missing value to printf as nil, printing "<nil>"')
