@@ -43,6 +43,8 @@ Action = Literal["create", "update", "delete"]
 
 @dataclass
 class Change:
+    """One create, update or delete. Read-only: ``after`` shares unchanged parts with ``before``."""
+
     action: Action
     #: the object as it is (update, delete)
     before: Obj | None
@@ -88,7 +90,9 @@ class TwoWayMerge:
     """The offline :class:`Differ`: merge the intent over the current object and compare."""
 
     def diff(self, current: Obj, intent: Obj) -> Diff:
-        after = merge(copy.deepcopy(current), intent)
+        # ``merge`` copies what the intent sets and shares the rest with ``current``: changes are
+        # read-only records, so the sharing is safe and saves copying every object.
+        after = merge(current, intent)
         return Diff(
             after=after,
             has_changes=after != current,
@@ -106,9 +110,11 @@ def update_intent(desired: Obj, ignore: tuple[tuple[str, ...], ...] = ()) -> Obj
     if metadata:
         intent["metadata"] = metadata
     if "spec" in desired:
-        intent["spec"] = copy.deepcopy(desired["spec"])
-    for path in ignore:
-        _remove_path(intent, path)
+        intent["spec"] = desired["spec"]  # not copied: ``merge`` copies what it takes
+    if ignore:
+        intent = copy.deepcopy(intent)  # removing ignored fields must not touch the desired object
+        for path in ignore:
+            _remove_path(intent, path)
     return intent
 
 
