@@ -13,9 +13,10 @@ Pure: no I/O. The public API:
 Module map: ``schema`` (parse a schema into nodes), ``structural`` (default, prune),
 ``validation`` (OpenAPI checks), ``formats``/``patterns`` (string formats, RE2), ``cel``/
 ``celast``/``celcost``/``celrules`` (CEL rules, bounded), ``definitions``, ``values``,
-``definition_rules``, ``fielderrors``.
+``definition_rules``; field errors live in ``clusterclass.fielderrors``.
 """
 
+from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.topology.variables.definition_rules import schema_definition_errors, validate_variable_definitions
 from clusterclass.topology.variables.definitions import (
     BUILTIN,
@@ -26,7 +27,6 @@ from clusterclass.topology.variables.definitions import (
     status_variables,
     variable_definitions,
 )
-from clusterclass.topology.variables.fielderrors import ErrorType, FieldError
 from clusterclass.topology.variables.values import (
     CLUSTER_VARIABLES_FIELD,
     default_cluster_variables,

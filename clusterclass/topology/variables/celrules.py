@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables import celast
-from clusterclass.topology.variables import fielderrors as fe
 from clusterclass.topology.variables.cel import (
     DEFAULT_COST_LIMIT,
     CelBackend,
@@ -37,7 +38,6 @@ from clusterclass.topology.variables.cel import (
     Program,
     default_backend,
 )
-from clusterclass.topology.variables.fielderrors import FieldError
 from clusterclass.topology.variables.formats import is_byte
 from clusterclass.topology.variables.jsonvalues import INT64_MAX, INT64_MIN, is_int, is_integer, is_number
 from clusterclass.topology.variables.schema import Rule, Schema

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterclass.topology.variables import fielderrors as fe
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables.celrules import rule_definition_errors, validate_rules
 from clusterclass.topology.variables.definitions import BUILTIN
-from clusterclass.topology.variables.fielderrors import FieldError
 from clusterclass.topology.variables.jsonvalues import nesting_exceeds
 from clusterclass.topology.variables.schema import Schema, parse_schema, structural_errors
 from clusterclass.topology.variables.structural import MAX_DEPTH, apply_defaults, unknown_fields

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clusterclass.topology.variables import fielderrors as fe
-from clusterclass.topology.variables.fielderrors import FieldError
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables.jsonvalues import is_int, is_number
 from clusterclass.topology.variables.patterns import Pattern, compile_pattern
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from clusterclass.topology.variables import fielderrors as fe
-from clusterclass.topology.variables.fielderrors import ErrorType, FieldError, format_number
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import ErrorType, FieldError, format_number
 from clusterclass.topology.variables.formats import check_format
 from clusterclass.topology.variables.jsonvalues import canonical, is_integer, is_number, json_equal, json_type
 from clusterclass.topology.variables.patterns import matches

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clusterclass.topology.variables import fielderrors as fe
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables.celrules import MISSING, validate_rules
 from clusterclass.topology.variables.definitions import (
     BUILTIN,
@@ -37,7 +38,6 @@ from clusterclass.topology.variables.definitions import (
     VariableDefinition,
     as_definitions,
 )
-from clusterclass.topology.variables.fielderrors import FieldError
 from clusterclass.topology.variables.jsonvalues import nesting_exceeds
 from clusterclass.topology.variables.schema import Schema, parse_schema
 from clusterclass.topology.variables.structural import MAX_DEPTH, default_top_level, unknown_fields

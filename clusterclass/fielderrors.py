@@ -1,4 +1,4 @@
-"""Field errors: what every variable check returns, in the shape Kubernetes admission reports.
+"""Field errors: what every check (variables, admission rules) returns, in the shape Kubernetes admission reports.
 
 A :class:`FieldError` names the field path (``spec.topology.variables[foo].value.bar``), the
 Kubernetes error type (``Required value``, ``Invalid value``, ...), the offending value when the
