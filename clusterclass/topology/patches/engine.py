@@ -14,6 +14,7 @@ operation, its path and the item, and a field path into the ClusterClass.
 from __future__ import annotations
 
 import copy
+import re
 
 import jsonpatch
 import jsonpointer
@@ -29,6 +30,11 @@ from clusterclass.topology.patches.values import PatchValueError, Variables, is_
 from clusterclass.topology.variables import variable_definitions, variables_for_patch
 
 INLINE = "inline"
+
+
+def _concise(err: Exception) -> str:
+    """The JSON patch library's message without the whole document it quotes ("... not found in {...}")."""
+    return re.sub(r" in [\[{].*\Z", "", str(err), flags=re.S)
 
 
 class InlinePatchEngine:
@@ -134,5 +140,5 @@ class InlinePatchEngine:
                     jsonpatch.JsonPatch([entry]).apply(target, in_place=True)
                 except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
                     raise TopologyError(
-                        f"failed to apply patches for {what}: {err}", obj=cc_key, field=o_field
+                        f"failed to apply patches for {what}: {_concise(err)}", obj=cc_key, field=o_field
                     ) from err
