@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 
 from clusterclass import __version__
+from clusterclass.cli.validate import validate
 from clusterclass.errors import ClusterClassError
 from clusterclass.plan.loader import load
 from clusterclass.plan.output import render_json, render_text, render_yaml
@@ -73,6 +74,9 @@ def plan(files: tuple[str, ...], cluster: str | None, output: str, seed: int | N
             if cluster_plan.error and output != "text":
                 click.echo(f"error: {cluster_plan.error}", err=True)
         sys.exit(1)
+
+
+cli.add_command(validate)
 
 
 def main() -> None:

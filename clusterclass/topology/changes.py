@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
-from clusterclass.api.objects import Obj, describe, dig, group_of, key_of, name_of, namespace_of, set_path
+from clusterclass.api.objects import Obj, describe, dig, key_of, name_of, set_path
 from clusterclass.api.refs import desired_ref
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
 from clusterclass.errors import TopologyError
+from clusterclass.fielderrors import FieldError
 from clusterclass.topology import names
+from clusterclass.topology.check import compatibility
 from clusterclass.topology.current import WorkerState
 from clusterclass.topology.desired import Computation, DesiredWorker
 
@@ -153,33 +156,21 @@ def infrastructure_cluster_ignore_paths(desired: Obj) -> tuple[tuple[str, ...], 
 
 # --- compatibility checks -------------------------------------------------------------------------
 
+Compatibility = Callable[[Obj, Obj], list[FieldError]]
 
-def _incompatible(current: Obj, desired: Obj, checks: tuple[str, ...]) -> list[str]:
-    group_kind = f"{current.get('kind')}.{group_of(str(current.get('apiVersion') or ''))}"
-    where = f"{group_kind}/{name_of(current)}"
-    values = {
-        "metadata.name": (name_of(current), name_of(desired)),
-        "apiVersion.group": (group_of(str(current.get("apiVersion"))), group_of(str(desired.get("apiVersion")))),
-        "kind": (current.get("kind"), desired.get("kind")),
-        "metadata.namespace": (namespace_of(current), namespace_of(desired)),
-    }
-    return [
-        f'{field} of {where} cannot be changed from "{values[field][0]}" to "{values[field][1]}" '
-        "to prevent incompatible changes in the Cluster"
-        for field in checks
-        if values[field][0] != values[field][1]
-    ]
+#: name, API group, kind and namespace unchanged: InfrastructureCluster, control plane, MachinePool objects
+STRICT: Compatibility = compatibility.objects_strictly_compatible
+#: API group, kind and namespace unchanged: MachineDeployment infrastructure templates, control plane machine template
+SAME_GROUP_KIND_NAMESPACE: Compatibility = compatibility.objects_compatible
+#: namespace unchanged: MachineDeployment bootstrap templates
+SAME_NAMESPACE: Compatibility = compatibility.objects_in_same_namespace
 
 
-STRICT = ("metadata.name", "apiVersion.group", "kind", "metadata.namespace")
-SAME_GROUP_KIND_NAMESPACE = ("apiVersion.group", "kind", "metadata.namespace")
-SAME_NAMESPACE = ("metadata.namespace",)
-
-
-def check_compatible(current: Obj, desired: Obj, checks: tuple[str, ...]) -> None:
-    problems = _incompatible(current, desired, checks)
+def check_compatible(current: Obj, desired: Obj, check: Compatibility) -> None:
+    """Raise a :class:`TopologyError` about ``current`` when ``check`` finds ``desired`` incompatible."""
+    problems = check(current, desired)
     if problems:
-        raise TopologyError("; ".join(problems), obj=key_of(current))
+        raise TopologyError("; ".join(problem.detail for problem in problems), obj=key_of(current))
 
 
 # --- the walk ---------------------------------------------------------------------------------
@@ -213,7 +204,7 @@ class _Planner:
         self.update(current, update_intent(desired, ignore))
 
     def rotated_template(
-        self, current: Obj | None, desired: Obj, prefix: str, checks: tuple[str, ...]
+        self, current: Obj | None, desired: Obj, prefix: str, check: Compatibility
     ) -> tuple[Obj, Obj | None]:
         """A template the holder references: create it, update its metadata, or rotate it.
 
@@ -222,7 +213,7 @@ class _Planner:
         if current is None:
             self.create(desired)
             return desired, None
-        check_compatible(current, desired, checks)
+        check_compatible(current, desired, check)
         diff = self.differ.diff(current, update_intent(desired))
         # A template of another group or kind is a new object: it needs a new template, never a patch.
         same_kind = (key_of(current).group, key_of(current).kind) == (key_of(desired).group, key_of(desired).kind)

@@ -254,3 +254,15 @@ def render_with_sprig(source: str, data: dict[str, Any]) -> str:
         raise RenderError(str(err)) from err
     except RecursionError as err:
         raise RenderError("template is nested too deeply") from err
+
+
+def parse_check(source: str) -> str | None:
+    """Why ``source`` does not parse as a patch value or ``enabledIf`` template (with the functions
+    :func:`render_with_sprig` offers), or None when it parses."""
+    try:
+        _compile_value(source)
+    except TemplateError as err:
+        return str(err)
+    except RecursionError:
+        return "template is nested too deeply"
+    return None

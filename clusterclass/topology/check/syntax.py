@@ -1,11 +1,15 @@
 """Kubernetes name and metadata syntax: DNS-1123 subdomains, label values, qualified names.
 
+Also the two Go parsers admission messages quote: Cluster API's ``KubeSemver`` version pattern
+(:func:`is_kube_semver`) and ``strconv.ParseInt``/``Atoi`` (:func:`go_parse_int`).
+
 The messages are Kubernetes' own (``k8s.io/apimachinery/pkg/util/validation``), so a field error
 reads the same as one from the API server.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -120,3 +124,31 @@ def metadata_errors(metadata: Any, path: str) -> list[FieldError]:
     elif annotations is not None:
         errors.append(fe.type_invalid(annotations_path, annotations, "must be an object"))
     return errors
+
+
+# Cluster API's ``version.KubeSemver``: a ``v``-prefixed semantic version (suffixes loosely allowed).
+KUBE_SEMVER_FMT = r"v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-0-9a-zA-Z_\.+]*)?"
+_KUBE_SEMVER = re.compile(KUBE_SEMVER_FMT)
+
+
+def is_kube_semver(value: Any) -> bool:
+    """Whether ``value`` is a string matching Cluster API's ``KubeSemver`` (whole string, as Go's ``$``)."""
+    return isinstance(value, str) and _KUBE_SEMVER.fullmatch(value) is not None
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_parse_int(text: Any, bits: int = 64, func: str = "ParseInt") -> int:
+    """Go's ``strconv.ParseInt(text, 10, bits)`` (``func="Atoi"`` for ``strconv.Atoi``).
+
+    Raises ValueError with Go's message (``strconv.Atoi: parsing "x": invalid syntax``, ``... value
+    out of range``). Unlike Python's ``int``, no spaces or underscores are accepted.
+    """
+    quoted = json.dumps(str(text), ensure_ascii=False)
+    if not isinstance(text, str) or not _GO_INT.fullmatch(text):
+        raise ValueError(f"strconv.{func}: parsing {quoted}: invalid syntax")
+    value = int(text) if len(text.lstrip("+-0")) <= 20 else 2**bits  # longer: out of range, and too long for int()
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise ValueError(f"strconv.{func}: parsing {quoted}: value out of range")
+    return value

@@ -1,0 +1,1 @@
+"""``clusterclass validate``: the admission rules, offline, over YAML files."""
