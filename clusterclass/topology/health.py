@@ -10,17 +10,23 @@ the stored object never differs from the desired one only because of defaulting.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj
 
-_CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
+CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
 DEFAULT_MAX_UNHEALTHY = "100%"
 DEFAULT_NODE_STARTUP_TIMEOUT = "10m0s"
 
 
+def is_zero(check: Any) -> bool:
+    """Whether a health check class sets no check field at all (upstream's ``IsZero``)."""
+    return not isinstance(check, dict) or all(check.get(f) in (None, []) for f in CHECK_FIELDS)
+
+
 def _has_checks(check: Obj | None) -> bool:
-    return check is not None and any(check.get(f) is not None for f in _CHECK_FIELDS)
+    return check is not None and any(check.get(f) is not None for f in CHECK_FIELDS)
 
 
 def effective_check(class_check: Obj | None, topology_check: Obj | None) -> Obj | None:
@@ -32,7 +38,7 @@ def effective_check(class_check: Obj | None, topology_check: Obj | None) -> Obj 
         return None
     if _has_checks(topology_check):
         assert topology_check is not None
-        return {f: topology_check[f] for f in _CHECK_FIELDS if topology_check.get(f) is not None}
+        return {f: topology_check[f] for f in CHECK_FIELDS if topology_check.get(f) is not None}
     return class_check
 
 
@@ -40,7 +46,7 @@ def machine_health_check(
     *, name: str, namespace: str, cluster_name: str, owner: Obj, selector: dict[str, str], check: Obj
 ) -> Obj:
     spec: Obj = {"clusterName": cluster_name, "selector": {"matchLabels": dict(selector)}}
-    for f in _CHECK_FIELDS:
+    for f in CHECK_FIELDS:
         if check.get(f) is not None:
             spec[f] = copy.deepcopy(check[f])
     spec.setdefault("maxUnhealthy", DEFAULT_MAX_UNHEALTHY)

@@ -35,11 +35,8 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
-
-from goduration import Duration, DurationParseError
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
@@ -51,10 +48,12 @@ from clusterclass.fielderrors import FieldError
 from clusterclass.topology import versions
 from clusterclass.topology.check.compatibility import cluster_classes_compatible
 from clusterclass.topology.check.gates import Gates
+from clusterclass.topology.check.healthchecks import machine_health_check_class_errors
 from clusterclass.topology.check.machinepool import replicas_errors
 from clusterclass.topology.check.result import Result
 from clusterclass.topology.check.syntax import go_parse_int, is_kube_semver, label_value_errors, metadata_errors
 from clusterclass.topology.current import CurrentState, WorkerState
+from clusterclass.topology.health import is_zero
 from clusterclass.topology.reader import NodeReader, Reader
 from clusterclass.topology.upgrade import UpgradeTracker, mark_upgrading_workers
 from clusterclass.topology.variables import (
@@ -73,15 +72,6 @@ TOPOLOGY = "spec.topology"
 CLASS = "spec.topology.class"
 VERSION = "spec.topology.version"
 
-_MHC_CLASS_FIELDS = (
-    "unhealthyConditions",
-    "maxUnhealthy",
-    "unhealthyRange",
-    "nodeStartupTimeout",
-    "remediationTemplate",
-)
-_UNHEALTHY_RANGE = re.compile(r"\[[0-9]+-[0-9]+\]")
-_MIN_NODE_STARTUP_SECONDS = 30
 
 IsReconciled = Callable[[Obj], bool]
 DEFAULT_GATES = Gates()
@@ -790,65 +780,6 @@ def _worker_topology_errors(
     return errors
 
 
-def _mhc_class_is_zero(mhc: Mapping[str, Any]) -> bool:
-    return all(mhc.get(f) is None or mhc.get(f) == [] for f in _MHC_CLASS_FIELDS)
-
-
-def _int_or_percent_problem(value: Any) -> str | None:
-    """Why ``value`` is not an int or a percentage string (Kubernetes' IntOrString scaling)."""
-    if _is_int(value):
-        return None
-    if not isinstance(value, str):
-        return "invalid value for IntOrString: invalid type: neither int nor percentage"
-    if not value.endswith("%"):
-        return "invalid value for IntOrString: invalid type: string is not a percentage"
-    try:
-        go_parse_int(value[:-1], 64, "Atoi")
-    except ValueError as err:
-        return f"invalid value for IntOrString: invalid value {_q(value)}: {err}"
-    return None
-
-
-def machine_health_check_class_errors(mhc: Mapping[str, Any], path: str, namespace: str) -> list[FieldError]:
-    """The MachineHealthCheck fields a topology (or class) may set (upstream ``ValidateCommonFields``)."""
-    errors: list[FieldError] = []
-    timeout = mhc.get("nodeStartupTimeout")
-    timeout_path = fe.child(path, "nodeStartupTimeout")
-    if timeout is not None:
-        try:
-            duration = Duration.parse(timeout) if isinstance(timeout, str) else None
-        except (DurationParseError, ValueError, OverflowError):
-            duration = None
-        if duration is None:
-            errors.append(fe.invalid(timeout_path, timeout, "must be a valid duration"))
-        elif duration.total_seconds() != 0 and duration.total_seconds() < _MIN_NODE_STARTUP_SECONDS:
-            errors.append(fe.invalid(timeout_path, str(duration), "must be at least 30s"))
-    max_unhealthy = mhc.get("maxUnhealthy")
-    if max_unhealthy is not None:
-        problem = _int_or_percent_problem(max_unhealthy)
-        if problem is not None:
-            detail = f"must be either an int or a percentage: {problem}"
-            errors.append(fe.invalid(fe.child(path, "maxUnhealthy"), max_unhealthy, detail))
-    unhealthy_range = mhc.get("unhealthyRange")
-    if unhealthy_range is not None and not (
-        isinstance(unhealthy_range, str) and _UNHEALTHY_RANGE.fullmatch(unhealthy_range)
-    ):
-        detail = f"should match '^{_UNHEALTHY_RANGE.pattern}$'"
-        errors.append(fe.invalid(fe.child(path, "unhealthyRange"), unhealthy_range, detail))
-    remediation = mhc.get("remediationTemplate")
-    remediation_path = fe.child(path, "remediationTemplate")
-    if remediation is not None:
-        if not isinstance(remediation, dict):
-            errors.append(fe.type_invalid(remediation_path, remediation, "must be an object"))
-        else:
-            ref_namespace = remediation.get("namespace")
-            ref_namespace = "" if ref_namespace is None else ref_namespace
-            if ref_namespace != namespace:
-                detail = "must match metadata.namespace"
-                errors.append(fe.invalid(fe.child(remediation_path, "namespace"), ref_namespace, detail))
-    return errors
-
-
 def _mhc_topology_errors(
     mhc: Any, path: str, namespace: str, class_mhc: Any, cp_without_machines: bool
 ) -> list[FieldError]:
@@ -857,7 +788,7 @@ def _mhc_topology_errors(
     if not isinstance(mhc, dict):
         return [fe.type_invalid(path, mhc, "must be an object")]
     errors: list[FieldError] = []
-    zero = _mhc_class_is_zero(mhc)
+    zero = is_zero(mhc)
     if not zero:
         if cp_without_machines:
             detail = "can be set only if spec.controlPlane.machineInfrastructure is set in ClusterClass"

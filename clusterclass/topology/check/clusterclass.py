@@ -29,11 +29,8 @@ from __future__ import annotations
 
 import copy
 import random
-import re
 from collections.abc import Mapping
 from typing import Any
-
-from goduration import Duration, DurationParseError
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
@@ -49,9 +46,11 @@ from clusterclass.topology.check.compatibility import (
     worker_class_entries,
 )
 from clusterclass.topology.check.gates import Gates
+from clusterclass.topology.check.healthchecks import machine_health_check_class_errors, parse_duration
 from clusterclass.topology.check.patches import patch_errors
 from clusterclass.topology.check.result import Result
 from clusterclass.topology.check.syntax import dns1123_subdomain_errors, metadata_errors
+from clusterclass.topology.health import is_zero
 from clusterclass.topology.reader import Reader
 from clusterclass.topology.variables.definition_rules import validate_variable_definitions
 
@@ -231,105 +230,6 @@ def worker_classes_unique(cc: Mapping[str, Any], kind: WorkerKind) -> list[Field
 # --- 4. MachineHealthChecks -----------------------------------------------------------------------------
 
 
-def _parse_duration(value: Any, path: str, errors: list[FieldError]) -> Duration | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        errors.append(_type_error(path, value, "a duration string"))
-        return None
-    try:
-        return Duration.parse(value)
-    except (DurationParseError, ValueError, OverflowError) as err:
-        errors.append(fe.invalid(path, value, str(err)))
-        return None
-
-
-def _int_or_percent_error(value: Any) -> str | None:
-    """Go's ``intstr.GetScaledValueFromIntOrPercent`` parse errors (an int, or a string ``<int>%``)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return None
-    if not isinstance(value, str):
-        return "invalid value for IntOrString: invalid type: neither int nor percentage"
-    if not value.endswith("%"):
-        return "invalid value for IntOrString: invalid type: string is not a percentage"
-    digits = value[:-1]
-    if not re.fullmatch(r"[+-]?[0-9]+", digits):
-        reason = "invalid syntax"
-    elif not -(2**63) <= int(digits) < 2**63:
-        reason = "value out of range"
-    else:
-        return None
-    return (
-        f"invalid value for IntOrString: invalid value {quote(value)}: strconv.Atoi: parsing {quote(digits)}: {reason}"
-    )
-
-
-_UNHEALTHY_RANGE = r"^\[[0-9]+-[0-9]+\]$"
-
-
-def machine_health_check_class_errors(mhc: Any, namespace: str, path: str) -> list[FieldError]:
-    """Upstream's MachineHealthCheck common-field rules for a ``MachineHealthCheckClass`` at ``path``."""
-    if not isinstance(mhc, Mapping):
-        return [_type_error(path, mhc, "an object")]
-    errors: list[FieldError] = []
-    timeout_path = fe.child(path, "nodeStartupTimeout")
-    timeout = _parse_duration(mhc.get("nodeStartupTimeout"), timeout_path, errors)
-    if timeout is not None:
-        seconds = timeout.total_seconds()
-        if seconds != 0 and seconds < 30:
-            errors.append(fe.invalid(timeout_path, seconds, "must be at least 30s"))
-    max_unhealthy = mhc.get("maxUnhealthy")
-    if max_unhealthy is not None:
-        problem = _int_or_percent_error(max_unhealthy)
-        if problem is not None:
-            errors.append(
-                fe.invalid(
-                    fe.child(path, "maxUnhealthy"), max_unhealthy, f"must be either an int or a percentage: {problem}"
-                )
-            )
-    unhealthy_range = mhc.get("unhealthyRange")
-    if unhealthy_range is not None:
-        range_path = fe.child(path, "unhealthyRange")
-        if not isinstance(unhealthy_range, str):
-            errors.append(_type_error(range_path, unhealthy_range, "a string"))
-        elif not re.match(_UNHEALTHY_RANGE, unhealthy_range):
-            errors.append(fe.invalid(range_path, unhealthy_range, f"should match '{_UNHEALTHY_RANGE}'"))
-    conditions = mhc.get("unhealthyConditions")
-    conditions_path = fe.child(path, "unhealthyConditions")
-    if conditions is not None and not isinstance(conditions, list):
-        errors.append(_type_error(conditions_path, conditions, "a list"))
-    for k, condition in enumerate(conditions if isinstance(conditions, list) else []):
-        condition_path = fe.index(conditions_path, k)
-        if not isinstance(condition, Mapping):
-            errors.append(_type_error(condition_path, condition, "an object"))
-            continue
-        for key in ("type", "status", "timeout"):
-            value = condition.get(key)
-            if value is None:
-                errors.append(fe.required(fe.child(condition_path, key)))
-            elif key != "timeout" and not isinstance(value, str):
-                errors.append(_type_error(fe.child(condition_path, key), value, "a string"))
-        _parse_duration(condition.get("timeout"), fe.child(condition_path, "timeout"), errors)
-    remediation = mhc.get("remediationTemplate")
-    remediation_path = fe.child(path, "remediationTemplate")
-    if remediation is not None:
-        if not isinstance(remediation, Mapping):
-            errors.append(_type_error(remediation_path, remediation, "an object"))
-        else:
-            remediation_namespace = remediation.get("namespace")
-            if remediation_namespace is not None and not isinstance(remediation_namespace, str):
-                errors.append(_type_error(fe.child(remediation_path, "namespace"), remediation_namespace, "a string"))
-            elif (remediation_namespace or "") != namespace:
-                errors.append(
-                    fe.invalid(
-                        fe.child(remediation_path, "namespace"),
-                        remediation_namespace or "",
-                        "must match metadata.namespace",
-                    )
-                )
-    return errors
-
-
 def machine_health_check_errors(cc: Mapping[str, Any]) -> list[FieldError]:
     """The control plane's MachineHealthCheck (which needs ``machineInfrastructure``) and each
     MachineDeployment class's. MachinePool classes have none."""
@@ -339,7 +239,7 @@ def machine_health_check_errors(cc: Mapping[str, Any]) -> list[FieldError]:
     mhc = control_plane.get("machineHealthCheck")
     if mhc is not None:
         path = "spec.controlPlane.machineHealthCheck"
-        errors.extend(machine_health_check_class_errors(mhc, namespace, path))
+        errors.extend(machine_health_check_class_errors(mhc, path, namespace))
         if control_plane.get("machineInfrastructure") is None:
             errors.append(
                 fe.forbidden(
@@ -354,7 +254,7 @@ def machine_health_check_errors(cc: Mapping[str, Any]) -> list[FieldError]:
             mhc = worker_class.get("machineHealthCheck")
             if mhc is not None:
                 path = fe.child(_class_path(kind, i), "machineHealthCheck")
-                errors.extend(machine_health_check_class_errors(mhc, namespace, path))
+                errors.extend(machine_health_check_class_errors(mhc, path, namespace))
     return errors
 
 
@@ -419,7 +319,7 @@ def _check_object(holder: Mapping[str, Any], key: str, path: str, errors: list[F
 
 def _check_timeouts(holder: Mapping[str, Any], path: str, errors: list[FieldError]) -> None:
     for key in DURATION_FIELDS:
-        _parse_duration(holder.get(key), fe.child(path, key), errors)
+        parse_duration(holder.get(key), fe.child(path, key), errors)
 
 
 def structure_errors(cc: Mapping[str, Any]) -> list[FieldError]:
@@ -515,20 +415,11 @@ def removed_classes_in_use(
     return errors
 
 
-_MHC_CLASS_FIELDS = (
-    "unhealthyConditions",
-    "maxUnhealthy",
-    "unhealthyRange",
-    "nodeStartupTimeout",
-    "remediationTemplate",
-)
-
-
 def relies_on_class_health_check(topology_mhc: Any) -> bool:
     """A topology relies on its class's MachineHealthCheck when it enables one without defining it."""
     if not isinstance(topology_mhc, Mapping) or topology_mhc.get("enable") is not True:
         return False
-    return all(topology_mhc.get(key) in (None, []) for key in _MHC_CLASS_FIELDS)
+    return is_zero(topology_mhc)
 
 
 def _health_check_dropped(names_using: list[str], path: str) -> list[FieldError]:
