@@ -6,7 +6,6 @@ their input and treat a missing map the same as an empty one, as Go's ``omitempt
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,10 +42,6 @@ def name_of(obj: Mapping[str, Any]) -> str:
 
 def namespace_of(obj: Mapping[str, Any]) -> str:
     return str(dig(obj, "metadata", "namespace") or "")
-
-
-def uid_of(obj: Mapping[str, Any]) -> str:
-    return str(dig(obj, "metadata", "uid") or "")
 
 
 def labels_of(obj: Mapping[str, Any] | None) -> dict[str, str]:
@@ -93,7 +88,3 @@ def key_of(obj: Mapping[str, Any]) -> ObjectKey:
 def describe(obj: Mapping[str, Any]) -> str:
     """``Kind/name``, the way upstream renders objects in topology messages and events."""
     return f"{obj.get('kind')}/{name_of(obj)}"
-
-
-def deep_copy(obj: Obj) -> Obj:
-    return copy.deepcopy(obj)

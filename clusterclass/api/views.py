@@ -108,10 +108,6 @@ class WorkerTopology:
         """An optional field that may also be set on the class (``minReadySeconds``, timeouts...)."""
         return self.raw.get(field)
 
-    def has(self, field: str) -> bool:
-        """Whether the field is present, even if empty: a present-but-empty list still overrides."""
-        return self.raw.get(field) is not None
-
     @property
     def machine_health_check(self) -> Obj | None:
         return _ref(self.raw.get("machineHealthCheck"))

@@ -45,10 +45,6 @@ def check_format(fmt: str, value: str) -> bool | None:
     return None if checker is None else checker(value)
 
 
-def is_known_format(fmt: str) -> bool:
-    return fmt in _CHECKERS
-
-
 # --- IP addresses, CIDRs, MACs -------------------------------------------------------------
 
 _IPV4 = re.compile(r"(?:0|[1-9][0-9]{0,2})(?:\.(?:0|[1-9][0-9]{0,2})){3}\Z", re.ASCII)
