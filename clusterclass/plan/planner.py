@@ -18,11 +18,13 @@ import random
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj, dig, key_of
+from clusterclass.api.objects import Obj, dig, key_of, namespace_of
 from clusterclass.api.views import Cluster
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
 from clusterclass.plan.loader import Loaded
 from clusterclass.topology.changes import Change, compute_changes
+from clusterclass.topology.check.cluster import default_cluster, validate_cluster
+from clusterclass.topology.check.clusterclass import default_cluster_class, validate_cluster_class
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import InlinePatchEngine
@@ -93,10 +95,47 @@ def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey) -> st
     return ": ".join(parts)
 
 
+def _always_reconciled(cluster_class: Obj) -> bool:
+    return True
+
+
+def _admitted(loaded: Loaded) -> ObjectIndex:
+    """The objects as the API server would hold them: ClusterClasses and Clusters defaulted by admission."""
+    index = ObjectIndex(loaded.objects)
+    for obj in list(index):
+        if obj.get("kind") == c.KIND_CLUSTER_CLASS and key_of(obj).group == c.CLUSTER_GROUP:
+            index.add(default_cluster_class(obj))
+    for obj in list(index):
+        if obj.get("kind") == c.KIND_CLUSTER and key_of(obj).group == c.CLUSTER_GROUP and Cluster(obj).topology:
+            index.add(default_cluster(obj, reader=index, is_reconciled=_always_reconciled))
+    return index
+
+
+def _admission_errors(cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loaded: Loaded) -> str | None:
+    """What admission would refuse about the Cluster or the ClusterClass it uses, naming the files."""
+    lines: list[str] = []
+    cluster_class = index.get(
+        c.CLUSTER_API_VERSION,
+        c.KIND_CLUSTER_CLASS,
+        namespace_of(cluster),
+        str(dig(cluster, "spec", "topology", "class") or ""),
+    )
+    checks = [(cluster, validate_cluster(cluster, None, reader=index, nodes=nodes, is_reconciled=_always_reconciled))]
+    if cluster_class is not None:
+        checks.insert(0, (cluster_class, validate_cluster_class(cluster_class, None, reader=index)))
+    for obj, result in checks:
+        source = loaded.sources.get(key_of(obj))
+        where = f"{source}: {key_of(obj)}" if source else str(key_of(obj))
+        lines.extend(f"{where}: {error}" for error in result.errors)
+    if not lines:
+        return None
+    return "admission would refuse it:" + "".join(f"\n    {line}" for line in lines)
+
+
 def make_plan(
     loaded: Loaded, *, cluster: str | None = None, seed: int | None = None, patches: PatchEngine | None = None
 ) -> Plan:
-    index = ObjectIndex(loaded.objects)
+    index = _admitted(loaded)
     nodes = IndexedNodes(obj for obj in index if obj.get("kind") == "Node" and key_of(obj).group == "")
     rng = random.Random(seed)
     plans = []
@@ -108,6 +147,9 @@ def make_plan(
             continue
         if dig(obj, "metadata", "deletionTimestamp"):
             plan.skipped = "the Cluster is being deleted: the topology controller only runs deletion hooks"
+            continue
+        plan.error = _admission_errors(obj, index, nodes, loaded)
+        if plan.error:
             continue
         try:
             plan.computation = compute_topology(

@@ -275,11 +275,12 @@ def test_unknown_worker_class_names_the_topology_field(tmp_path: Path, list_key:
     entry["class"] = "no-such-class"
     cluster_file = write_yaml(tmp_path / "cluster.yaml", cluster)
     outcome = plan_main("-f", QUICK_START, "-f", cluster_file)
+    # Admission refuses the Cluster before anything is computed, naming the file, the object and the field.
     assert_clean_failure(
         outcome,
-        f"error: {cluster_file}:1: Cluster default/my-cluster: spec.topology.workers.{list_key}[{index}].class: ",
-        f'failed to compute {noun} for topology "{entry["name"]}": {noun} class no-such-class not found in '
-        "default/quick-start",
+        f"error: admission would refuse it:\n    {cluster_file}:1: Cluster default/my-cluster: "
+        f'spec.topology.workers.{list_key}[{index}].class: Invalid value: "no-such-class": '
+        f'{noun}Class with name "no-such-class" does not exist in ClusterClass "quick-start"',
     )
 
 
