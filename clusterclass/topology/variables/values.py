@@ -174,6 +174,8 @@ def _added_defaults(entries: list[_Entry], definitions: list[StatusVariable]) ->
     added: list[dict[str, Any]] = []
     handled: set[str] = set()
     for variable in definitions:
+        if not variable.name:
+            continue  # an unnamed definition (refused by the ClusterClass rules) can never be satisfied
         froms = existing.get(variable.name, set())
         for definition in variable.definitions:
             if definition.from_ in froms or "" in froms:
