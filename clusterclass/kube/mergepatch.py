@@ -1,0 +1,23 @@
+"""JSON merge patch (RFC 7386), as ``kubectl patch --type merge`` sends and kube-apiserver applies it.
+
+A map in the patch merges into the target key by key; ``null`` removes a key; anything else,
+lists included, replaces the target value whole. A dozen lines, so our own (see STACK.md).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """``target`` with ``patch`` merged in; neither argument is changed."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
