@@ -559,8 +559,8 @@ class _ClusterCheck:
         problems: list[str] = []
         checks: list[tuple[str, Callable[[versions.Version], str | None]]] = [
             ("ControlPlane", self.control_plane_blocker),
-            ("MachineDeployment", self.machine_deployments_blocker),
-            ("MachinePool", self.machine_pools_blocker),
+            ("MachineDeployment", lambda old: self.workers_blocker(MACHINE_DEPLOYMENT, old)),
+            ("MachinePool", lambda old: self.workers_blocker(MACHINE_POOL, old)),
         ]
         for what, check in checks:
             problem = check(old_version)
@@ -603,15 +603,18 @@ class _ClusterCheck:
         objects = self.reader.list(c.CLUSTER_API_VERSION, kind.kind, self.namespace, selector)
         return sorted((o for o in objects if isinstance(o, dict)), key=name_of)
 
-    def machine_deployments_blocker(self, old_version: versions.Version) -> str | None:
+    def workers_blocker(self, kind: WorkerKind, old_version: versions.Version) -> str | None:
+        """Why the workers of ``kind`` block a minor version bump: one still at another version, or still
+        rolling one out. MachineDeployments and MachinePools share this walk; only how "still rolling out"
+        is read differs (Machines in the management cluster vs Nodes in the workload cluster)."""
         try:
-            deployments = self.owned_workers(MACHINE_DEPLOYMENT)
+            objects = self.owned_workers(kind)
         except Exception as err:  # a reader's failure blocks the bump, as upstream
-            return f"failed to read MachineDeployments for managed topology: {err}"
+            return f"failed to read {kind.noun}s for managed topology: {err}"
         upgrading: list[str] = []
-        for md in deployments:
-            worker = Worker(md)
-            problem = _worker_version_problem(MACHINE_DEPLOYMENT, worker)
+        for obj in objects:
+            worker = Worker(obj)
+            problem = _worker_version_problem(kind, worker)
             if problem is not None:
                 return problem
             assert worker.version is not None
@@ -620,65 +623,58 @@ class _ClusterCheck:
             if versions.compare(parsed, old_version) != 0:
                 upgrading.append(worker.name)
                 continue
-            try:
-                machines = self.reader.list(
-                    c.CLUSTER_API_VERSION, c.KIND_MACHINE, worker.namespace or self.namespace, worker.selector_labels
-                )
-                state = WorkerState(object=md, bootstrap={}, infrastructure={}, machines=machines)
-                if _is_upgrading(MACHINE_DEPLOYMENT, state, self.cluster):
-                    upgrading.append(worker.name)
-            except ClusterClassError as err:
-                return f"failed to check if MachineDeployment is upgrading: {err}"
-            except Exception as err:  # a reader's failure blocks the bump, as upstream
-                return f"failed to check if MachineDeployment is upgrading: failed to list machines: {err}"
+            rolling_out = self.deployment_rolling_out if kind is MACHINE_DEPLOYMENT else self.pool_rolling_out
+            still_rolling_out, failure = rolling_out(worker)
+            if failure is not None:
+                return failure
+            if still_rolling_out:
+                upgrading.append(worker.name)
         if upgrading:
-            return f"there are MachineDeployments still completing a previous upgrade: [{', '.join(upgrading)}]"
+            return f"there are {kind.noun}s still completing a previous upgrade: [{', '.join(upgrading)}]"
         return None
 
-    def machine_pools_blocker(self, old_version: versions.Version) -> str | None:
+    def deployment_rolling_out(self, worker: Worker) -> tuple[bool, str | None]:
+        """Whether a MachineDeployment's Machines are not all at its version (or why that is unknown)."""
         try:
-            pools = self.owned_workers(MACHINE_POOL)
+            machines = self.reader.list(
+                c.CLUSTER_API_VERSION, c.KIND_MACHINE, worker.namespace or self.namespace, worker.selector_labels
+            )
+            state = WorkerState(object=worker.raw, bootstrap={}, infrastructure={}, machines=machines)
+            return _is_upgrading(MACHINE_DEPLOYMENT, state, self.cluster), None
+        except ClusterClassError as err:
+            return False, f"failed to check if MachineDeployment is upgrading: {err}"
         except Exception as err:  # a reader's failure blocks the bump, as upstream
-            return f"failed to read MachinePools for managed topology: {err}"
-        upgrading: list[str] = []
-        for mp in pools:
-            worker = Worker(mp)
-            problem = _worker_version_problem(MACHINE_POOL, worker)
-            if problem is not None:
-                return problem
-            assert worker.version is not None
-            parsed = versions.parse(worker.version)
-            assert parsed is not None
-            if versions.compare(parsed, old_version) != 0:
-                upgrading.append(worker.name)
+            return False, f"failed to check if MachineDeployment is upgrading: failed to list machines: {err}"
+
+    def pool_rolling_out(self, worker: Worker) -> tuple[bool, str | None]:
+        """Whether a MachinePool's Nodes report another kubelet version (or why that is unknown).
+
+        Nodes this check cannot know (offline, no Node reader) allow the bump with a warning.
+        """
+        node_states: dict[str, Obj | None] = {}
+        for ref in worker.node_refs:
+            node_name = str(ref.get("name") or "")
+            if self.nodes is None:
+                node_states[node_name] = None
                 continue
-            node_states: dict[str, Obj | None] = {}
-            for ref in worker.node_refs:
-                node_name = str(ref.get("name") or "")
-                if self.nodes is None:
-                    node_states[node_name] = None
-                    continue
-                try:
-                    node_states[node_name] = self.nodes.get_node(self.old or self.cluster, node_name)
-                except Exception:  # NodeReadError, or any other failure of the workload cluster reader
-                    return (
-                        "failed to check if MachinePool is upgrading: failed to check if MachinePool "
-                        f"{worker.name} is upgrading: failed to get Node {node_name}"
-                    )
-            state = WorkerState(object=mp, bootstrap={}, infrastructure={}, nodes=node_states)
-            if _is_upgrading(MACHINE_POOL, state, self.cluster):
-                upgrading.append(worker.name)
-                continue
-            unknown = sorted(name for name, node in node_states.items() if node is None)
-            if unknown:
-                self.warnings.append(
-                    f"Could not check whether MachinePool {worker.name} is still upgrading: its Nodes "
-                    f"{', '.join(unknown)} could not be read from the workload cluster; "
-                    "the minor version update is allowed without that check."
+            try:
+                node_states[node_name] = self.nodes.get_node(self.old or self.cluster, node_name)
+            except Exception:  # NodeReadError, or any other failure of the workload cluster reader
+                return False, (
+                    "failed to check if MachinePool is upgrading: failed to check if MachinePool "
+                    f"{worker.name} is upgrading: failed to get Node {node_name}"
                 )
-        if upgrading:
-            return f"there are MachinePools still completing a previous upgrade: [{', '.join(upgrading)}]"
-        return None
+        state = WorkerState(object=worker.raw, bootstrap={}, infrastructure={}, nodes=node_states)
+        if _is_upgrading(MACHINE_POOL, state, self.cluster):
+            return True, None
+        unknown = sorted(name for name, node in node_states.items() if node is None)
+        if unknown:
+            self.warnings.append(
+                f"Could not check whether MachinePool {worker.name} is still upgrading: its Nodes "
+                f"{', '.join(unknown)} could not be read from the workload cluster; "
+                "the minor version update is allowed without that check."
+            )
+        return False, None
 
 
 # --- helpers of the checks -----------------------------------------------------------------------
