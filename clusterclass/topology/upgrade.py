@@ -139,12 +139,20 @@ def _machine_pool_upgrading(state: WorkerState) -> bool:
     return False
 
 
+def worker_is_upgrading(kind: WorkerKind, state: WorkerState) -> bool:
+    """Whether one existing worker is mid-upgrade (spec §4.3): the one rule the reconciler and the
+    admission version-bump guard share. MachineDeployments are judged by their Machines, MachinePools
+    by their workload Nodes, because only a MachineDeployment has Machines in the management cluster."""
+    if kind is MACHINE_POOL:
+        return _machine_pool_upgrading(state)
+    return _machine_deployment_upgrading(state)
+
+
 def mark_upgrading_workers(current: CurrentState, tracker: UpgradeTracker, kind: WorkerKind) -> None:
     """Record which current workers of ``kind`` are in the middle of an upgrade (spec §4.3)."""
-    is_upgrading = _machine_pool_upgrading if kind is MACHINE_POOL else _machine_deployment_upgrading
     upgrades = tracker.workers(kind)
     for state in current.workers(kind).values():
-        if is_upgrading(state):
+        if worker_is_upgrading(kind, state):
             upgrades.upgrading.add(name_of(state.object))
 
 

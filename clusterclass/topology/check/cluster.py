@@ -52,10 +52,10 @@ from clusterclass.topology.check.healthchecks import machine_health_check_class_
 from clusterclass.topology.check.machinepool import replicas_errors
 from clusterclass.topology.check.result import Result
 from clusterclass.topology.check.syntax import go_parse_int, is_kube_semver, label_value_errors, metadata_errors
-from clusterclass.topology.current import CurrentState, WorkerState
+from clusterclass.topology.current import WorkerState
 from clusterclass.topology.health import is_zero
 from clusterclass.topology.reader import NodeReader, Reader
-from clusterclass.topology.upgrade import UpgradeTracker, mark_upgrading_workers
+from clusterclass.topology.upgrade import worker_is_upgrading
 from clusterclass.topology.variables import (
     default_cluster_variables,
     default_override_variables,
@@ -640,7 +640,7 @@ class _ClusterCheck:
                 c.CLUSTER_API_VERSION, c.KIND_MACHINE, worker.namespace or self.namespace, worker.selector_labels
             )
             state = WorkerState(object=worker.raw, bootstrap={}, infrastructure={}, machines=machines)
-            return _is_upgrading(MACHINE_DEPLOYMENT, state, self.cluster), None
+            return worker_is_upgrading(MACHINE_DEPLOYMENT, state), None
         except ClusterClassError as err:
             return False, f"failed to check if MachineDeployment is upgrading: {err}"
         except Exception as err:  # a reader's failure blocks the bump, as upstream
@@ -665,7 +665,7 @@ class _ClusterCheck:
                     f"{worker.name} is upgrading: failed to get Node {node_name}"
                 )
         state = WorkerState(object=worker.raw, bootstrap={}, infrastructure={}, nodes=node_states)
-        if _is_upgrading(MACHINE_POOL, state, self.cluster):
+        if worker_is_upgrading(MACHINE_POOL, state):
             return True, None
         unknown = sorted(name for name, node in node_states.items() if node is None)
         if unknown:
@@ -706,15 +706,6 @@ def _worker_version_problem(kind: WorkerKind, worker: Worker) -> str | None:
         shown = version if version is not None else ""
         return f"failed to parse {kind.noun}'s {_q(f'{worker.namespace}/{worker.name}')} version {_q(shown)}"
     return None
-
-
-def _is_upgrading(kind: WorkerKind, state: WorkerState, cluster: Obj) -> bool:
-    """Whether one existing worker is mid-upgrade, by the same rule the reconciler uses (spec §4.3)."""
-    current = CurrentState(cluster=cluster)
-    current.workers(kind)[name_of(state.object)] = state
-    tracker = UpgradeTracker()
-    mark_upgrading_workers(current, tracker, kind)
-    return bool(tracker.workers(kind).upgrading)
 
 
 def _overrides_by_name(topology: Mapping[str, Any], kind: WorkerKind) -> dict[str, list[Any]]:
