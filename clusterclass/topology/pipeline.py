@@ -15,19 +15,12 @@ from clusterclass.api.views import Cluster
 from clusterclass.api.workers import WORKER_KINDS
 from clusterclass.errors import TopologyError
 from clusterclass.topology.blueprint import get_blueprint
+from clusterclass.topology.check.cluster import default_topology_variables, topology_variable_errors
 from clusterclass.topology.current import get_current_state
 from clusterclass.topology.desired import Computation, compute_desired_state
 from clusterclass.topology.hooks import LifecycleHooks
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.reader import NodeReader, Reader
-from clusterclass.topology.variables import (
-    FieldError,
-    default_cluster_variables,
-    default_override_variables,
-    validate_cluster_variables,
-    validate_override_variables,
-    variable_definitions,
-)
 
 
 def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
@@ -78,28 +71,15 @@ def check_topology_shape(cluster: Obj) -> None:
 
 
 def defaulted_variables(cluster: Obj, cluster_class: Obj) -> Obj:
-    """``cluster`` with its variables defaulted and validated as admission and reconcile do (§2.1 step 7).
+    """``cluster`` with its variables defaulted and validated as admission does (§2.1 step 7).
 
-    Returns a copy; the Cluster's own variables and every worker's overrides get their defaults.
-    Raises TopologyError listing every field error.
+    Returns a copy; raises TopologyError listing every field error. The rules are admission's own
+    (``check.cluster``), so a reconcile never judges variables differently from the webhook.
     """
-    definitions = variable_definitions(cluster_class)
     defaulted = copy.deepcopy(cluster)
     topology = defaulted["spec"]["topology"]
-    errors: list[FieldError] = []
-    values = default_cluster_variables(topology.get("variables") or [], definitions)
-    errors += validate_cluster_variables(values, definitions)
-    if values:
-        topology["variables"] = values
-    for kind in WORKER_KINDS:
-        for index, entry in enumerate(dig(topology, "workers", kind.list_key) or []):
-            overrides = dig(entry, "variables", "overrides")
-            if not overrides:
-                continue
-            field = f"spec.topology.workers.{kind.list_key}[{index}].variables.overrides"
-            overrides = default_override_variables(overrides, definitions, field=field)
-            errors += validate_override_variables(overrides, definitions, field=field)
-            entry["variables"]["overrides"] = overrides
+    default_topology_variables(topology, cluster_class)
+    errors = topology_variable_errors(topology, cluster_class)
     if errors:
         raise TopologyError(
             "invalid variables: " + "; ".join(str(e) for e in errors), obj=key_of(cluster), field=errors[0].field

@@ -194,9 +194,18 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
     if cc is None or not is_reconciled(cc):
         return result
 
+    default_topology_variables(topology, cc)
+    return result
+
+
+def default_topology_variables(topology: dict[str, Any], cluster_class: Obj) -> None:
+    """Default, in place, a topology's variables and every worker's overrides (spec §5.9).
+
+    The one place both admission and the reconcile (spec §2.1 step 7) default variables.
+    """
     variables = topology.get("variables")
     if variables is None or isinstance(variables, list):
-        defaulted = default_cluster_variables(variables, cc)
+        defaulted = default_cluster_variables(variables, cluster_class)
         if defaulted or variables is not None:
             topology["variables"] = defaulted
     for kind in WORKER_KINDS:
@@ -205,8 +214,53 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
             overrides = holder.get("overrides") if isinstance(holder, dict) else None
             if isinstance(holder, dict) and isinstance(overrides, list) and overrides:
                 field = f"{_worker_path(kind, index)}.variables.overrides"
-                holder["overrides"] = default_override_variables(overrides, cc, field=field)
-    return result
+                holder["overrides"] = default_override_variables(overrides, cluster_class, field=field)
+
+
+def topology_variable_errors(
+    topology: Mapping[str, Any],
+    cluster_class: Obj,
+    *,
+    old_topology: Mapping[str, Any] | None = None,
+    workers: dict[WorkerKind, list[tuple[int, dict[str, Any]]]] | None = None,
+) -> list[FieldError]:
+    """Every error of a topology's variables and overrides against ``cluster_class`` (spec §5.9).
+
+    The one place both admission and the reconcile validate variables; ``old_topology`` lets CEL
+    transition rules compare with the stored values.
+    """
+    old_topology = old_topology or {}
+    if workers is None:
+        workers = {kind: _worker_entries(topology, kind) for kind in WORKER_KINDS}
+    old_variables = old_topology.get("variables")
+    errors = validate_cluster_variables(
+        topology.get("variables"),
+        cluster_class,
+        old_values=old_variables if isinstance(old_variables, list) else None,
+    )
+    for kind in WORKER_KINDS:
+        old_overrides = _overrides_by_name(old_topology, kind)
+        for index, entry in workers[kind]:
+            path = fe.child(_worker_path(kind, index), "variables")
+            holder = entry.get("variables")
+            if holder is None:
+                continue
+            if not isinstance(holder, dict):
+                errors.append(fe.type_invalid(path, holder, "must be an object"))
+                continue
+            overrides = holder.get("overrides")
+            if overrides is None or overrides == []:
+                continue
+            name = entry.get("name")
+            errors.extend(
+                validate_override_variables(
+                    overrides,
+                    cluster_class,
+                    field=fe.child(path, "overrides"),
+                    old_values=old_overrides.get(name) if isinstance(name, str) else None,
+                )
+            )
+    return errors
 
 
 def _default_remediation_namespace(holder: Mapping[str, Any], namespace: str) -> None:
@@ -455,36 +509,9 @@ class _ClusterCheck:
         cc: Obj,
     ) -> list[FieldError]:
         old_topology = _topology_of(self.old)
-        old_topology = old_topology if isinstance(old_topology, dict) else {}
-        old_variables = old_topology.get("variables")
-        errors = validate_cluster_variables(
-            topology.get("variables"),
-            cc,
-            old_values=old_variables if isinstance(old_variables, list) else None,
+        return topology_variable_errors(
+            topology, cc, old_topology=old_topology if isinstance(old_topology, dict) else None, workers=workers
         )
-        for kind in WORKER_KINDS:
-            old_overrides = _overrides_by_name(old_topology, kind)
-            for index, entry in workers[kind]:
-                path = fe.child(_worker_path(kind, index), "variables")
-                holder = entry.get("variables")
-                if holder is None:
-                    continue
-                if not isinstance(holder, dict):
-                    errors.append(fe.type_invalid(path, holder, "must be an object"))
-                    continue
-                overrides = holder.get("overrides")
-                if overrides is None or overrides == []:
-                    continue
-                name = entry.get("name")
-                errors.extend(
-                    validate_override_variables(
-                        overrides,
-                        cc,
-                        field=fe.child(path, "overrides"),
-                        old_values=old_overrides.get(name) if isinstance(name, str) else None,
-                    )
-                )
-        return errors
 
     # --- updates -----------------------------------------------------------------------------------
 
