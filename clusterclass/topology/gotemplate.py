@@ -29,24 +29,35 @@ class RenderError(Exception):
     """A template failed to parse or execute; the message is the engine's, in Go's wording."""
 
 
-@lru_cache(maxsize=64)
-def _environment(missing_key: MissingKey) -> Environment:
-    return Environment(missing_key=missing_key, budget=_BUDGET)
+#: Which environment a template renders in: naming strategies (Go's builtins only, missing keys are
+#: errors) or patch values and ``enabledIf`` (Sprig's hermetic functions, missing keys ``<no value>``).
+Flavor = Literal["naming", "naming-lenient", "sprig"]
+
+
+@lru_cache(maxsize=4)
+def _environment(flavor: Flavor) -> Environment:
+    if flavor == "sprig":
+        return Environment(functions=_sprig_functions(), missing_key="default", budget=_BUDGET)
+    return Environment(missing_key="error" if flavor == "naming" else "default", budget=_BUDGET)
 
 
 @lru_cache(maxsize=1024)
-def _compile(source: str, missing_key: MissingKey) -> Template:
-    return _environment(missing_key).from_string(source)
+def _compile(source: str, flavor: Flavor) -> Template:
+    return _environment(flavor).from_string(source)
 
 
-def render(source: str, data: dict[str, Any], *, missing_key: MissingKey = "default") -> str:
-    """Render ``source`` with ``data``; ``missing_key="error"`` makes a missing key an error."""
+def _render(source: str, data: dict[str, Any], flavor: Flavor) -> str:
     try:
-        return str(_compile(source, missing_key).render(data))
+        return str(_compile(source, flavor).render(data))
     except TemplateError as err:
         raise RenderError(str(err)) from err
     except RecursionError as err:  # deeply nested input the parser cannot take
         raise RenderError("template is nested too deeply") from err
+
+
+def render(source: str, data: dict[str, Any], *, missing_key: MissingKey = "default") -> str:
+    """Render a naming-strategy template with ``data``; ``missing_key="error"`` makes a missing key an error."""
+    return _render(source, data, "naming" if missing_key == "error" else "naming-lenient")
 
 
 #: Sprig functions that are not deterministic (clock, randomness, random salts, keys or IVs): a plan
@@ -235,32 +246,17 @@ def _sprig_functions() -> dict[str, Callable[..., Any]]:
     return functions
 
 
-@lru_cache(maxsize=1)
-def _value_environment() -> Environment:
-    return Environment(functions=_sprig_functions(), missing_key="default", budget=_BUDGET)
-
-
-@lru_cache(maxsize=1024)
-def _compile_value(source: str) -> Template:
-    return _value_environment().from_string(source)
-
-
 def render_with_sprig(source: str, data: dict[str, Any]) -> str:
     """Render a patch value or ``enabledIf`` template: Sprig's hermetic functions, missing keys
     render as ``<no value>``, as upstream's patch engine does."""
-    try:
-        return str(_compile_value(source).render(data))
-    except TemplateError as err:
-        raise RenderError(str(err)) from err
-    except RecursionError as err:
-        raise RenderError("template is nested too deeply") from err
+    return _render(source, data, "sprig")
 
 
 def parse_check(source: str) -> str | None:
     """Why ``source`` does not parse as a patch value or ``enabledIf`` template (with the functions
     :func:`render_with_sprig` offers), or None when it parses."""
     try:
-        _compile_value(source)
+        _compile(source, "sprig")
     except TemplateError as err:
         return str(err)
     except RecursionError:
