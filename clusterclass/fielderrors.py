@@ -112,6 +112,16 @@ def not_supported(path: str, value: Any, supported: list[Any]) -> FieldError:
     return FieldError(path, ErrorType.NOT_SUPPORTED, f"supported values: {shown}", value)
 
 
+def wrong_type(path: str, value: Any, what: str) -> FieldError:
+    """A value of the wrong JSON type: ``must be <what>`` (e.g. ``a string``, ``an object``)."""
+    return type_invalid(path, value, f"must be {what}")
+
+
+def quote(value: str) -> str:
+    """Go's ``%q`` of a string, as Kubernetes messages print names (JSON quoting is close enough)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def forbidden(path: str, detail: str) -> FieldError:
     return FieldError(path, ErrorType.FORBIDDEN, detail)
 

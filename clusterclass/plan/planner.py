@@ -23,7 +23,7 @@ from clusterclass.api.views import Cluster
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
 from clusterclass.plan.loader import Loaded
 from clusterclass.topology.changes import Change, compute_changes
-from clusterclass.topology.check.cluster import default_cluster, validate_cluster
+from clusterclass.topology.check.cluster import always_reconciled, default_cluster, validate_cluster
 from clusterclass.topology.check.clusterclass import default_cluster_class, validate_cluster_class
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.patches import PatchEngine
@@ -95,10 +95,6 @@ def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey) -> st
     return ": ".join(parts)
 
 
-def _always_reconciled(cluster_class: Obj) -> bool:
-    return True
-
-
 def _admitted(loaded: Loaded) -> ObjectIndex:
     """The objects as the API server would hold them: ClusterClasses and Clusters defaulted by admission."""
     index = ObjectIndex(loaded.objects)
@@ -107,7 +103,7 @@ def _admitted(loaded: Loaded) -> ObjectIndex:
             index.add(default_cluster_class(obj))
     for obj in list(index):
         if obj.get("kind") == c.KIND_CLUSTER and key_of(obj).group == c.CLUSTER_GROUP and Cluster(obj).topology:
-            index.add(default_cluster(obj, reader=index, is_reconciled=_always_reconciled))
+            index.add(default_cluster(obj, reader=index, is_reconciled=always_reconciled))
     return index
 
 
@@ -120,7 +116,7 @@ def _admission_errors(cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loa
         namespace_of(cluster),
         str(dig(cluster, "spec", "topology", "class") or ""),
     )
-    checks = [(cluster, validate_cluster(cluster, None, reader=index, nodes=nodes, is_reconciled=_always_reconciled))]
+    checks = [(cluster, validate_cluster(cluster, None, reader=index, nodes=nodes, is_reconciled=always_reconciled))]
     if cluster_class is not None:
         checks.insert(0, (cluster_class, validate_cluster_class(cluster_class, None, reader=index)))
     for obj, result in checks:

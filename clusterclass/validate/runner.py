@@ -19,7 +19,7 @@ from clusterclass.api.objects import Obj, key_of
 from clusterclass.errors import ObjectKey
 from clusterclass.plan.loader import Loaded, Source
 from clusterclass.topology.check import Gates, Result, invalid_status
-from clusterclass.topology.check.cluster import default_cluster, validate_cluster
+from clusterclass.topology.check.cluster import always_reconciled, default_cluster, validate_cluster
 from clusterclass.topology.check.clusterclass import default_cluster_class, validate_cluster_class
 from clusterclass.topology.check.machinepool import default_machine_pool, validate_machine_pool
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
@@ -33,10 +33,6 @@ class Checked:
 
     def status(self) -> dict[str, Any]:
         return invalid_status(self.key.kind, self.key.group, self.key.name, self.result.errors)
-
-
-def _always_reconciled(cluster_class: Obj) -> bool:
-    return True
 
 
 def _kind(obj: Obj, kind: str) -> bool:
@@ -61,7 +57,7 @@ def validate_objects(loaded: Loaded, old: Loaded | None = None, *, gates: Gates 
     # Clusters are defaulted against the (defaulted) ClusterClasses they use.
     for obj in latest.values():
         if _kind(obj, c.KIND_CLUSTER):
-            world.add(default_cluster(obj, reader=world, is_reconciled=_always_reconciled))
+            world.add(default_cluster(obj, reader=world, is_reconciled=always_reconciled))
     nodes = IndexedNodes(o for o in latest.values() if o.get("kind") == "Node" and key_of(o).group == "")
 
     checked: list[Checked] = []
@@ -75,7 +71,7 @@ def validate_objects(loaded: Loaded, old: Loaded | None = None, *, gates: Gates 
                 item.result = validate_cluster_class(defaulted, previous, reader=world, gates=gates)
             elif kind == c.KIND_CLUSTER:
                 item.result = validate_cluster(
-                    defaulted, previous, reader=world, nodes=nodes, gates=gates, is_reconciled=_always_reconciled
+                    defaulted, previous, reader=world, nodes=nodes, gates=gates, is_reconciled=always_reconciled
                 )
             else:
                 item.result = validate_machine_pool(defaulted, previous, gates=gates)

@@ -34,7 +34,6 @@ metadata (DECISIONS.md). Nothing here raises on malformed input: wrong types are
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -77,11 +76,6 @@ IsReconciled = Callable[[Obj], bool]
 DEFAULT_GATES = Gates()
 
 
-def _q(value: str) -> str:
-    """Go's ``%q`` of a string (close enough: JSON quoting)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -101,6 +95,11 @@ def _topology_of(obj: Mapping[str, Any] | None) -> Any:
 
 
 # --- the ClusterClass ----------------------------------------------------------------------------
+
+
+def always_reconciled(cc: Obj) -> bool:
+    """For offline checks: a ClusterClass given as input counts as reconciled (no controller ran)."""
+    return True
 
 
 def cluster_class_is_reconciled(cc: Obj) -> bool:
@@ -132,7 +131,7 @@ def _get_cluster_class(reader: Reader, namespace: str, name: str) -> tuple[Obj |
 
 
 def _not_found(name: str) -> str:
-    return f"clusterclasses.cluster.x-k8s.io {_q(name)} not found"
+    return f"clusterclasses.cluster.x-k8s.io {fe.quote(name)} not found"
 
 
 # --- defaulting ----------------------------------------------------------------------------------
@@ -538,7 +537,7 @@ class _ClusterCheck:
             self.add(fe.invalid(VERSION, old_text, "old version must be a valid semantic version"))
 
         if ANNOTATION_UNSAFE_UPDATE_VERSION in self.annotations:
-            key = _q(ANNOTATION_UNSAFE_UPDATE_VERSION)
+            key = fe.quote(ANNOTATION_UNSAFE_UPDATE_VERSION)
             self.warnings.append(f"Skipping version validation for Cluster because annotation {key} is set.")
         elif new_version is not None and old_version is not None and isinstance(version, str):
             error = self.version_change_error(version, new_version, old_version)
@@ -556,8 +555,8 @@ class _ClusterCheck:
                 self.add(
                     fe.forbidden(
                         CLASS,
-                        f"valid ClusterClass with name {_q(old_class)} could not be retrieved, change from class "
-                        f"{_q(old_class)} to class {_q(class_name)} cannot be validated. Error: {problem}",
+                        f"valid ClusterClass with name {fe.quote(old_class)} could not be retrieved, change from class "
+                        f"{fe.quote(old_class)} to class {fe.quote(class_name)} cannot be validated. Error: {problem}",
                     )
                 )
                 return
@@ -568,7 +567,7 @@ class _ClusterCheck:
         order = versions.compare(new, old, with_build_tags=True)
         if order == 0:
             return None
-        change = f"from {_q(_semver(old))} to {_q(_semver(new))}"
+        change = f"from {fe.quote(_semver(old))} to {fe.quote(_semver(new))}"
         if order < 0:
             return fe.invalid(VERSION, text, f"version cannot be decreased {change}")
         if _at_least(new, old.major, old.minor + 2):
@@ -616,8 +615,8 @@ class _ClusterCheck:
         if parsed is None:
             return "failed to parse version of ControlPlane"
         if versions.compare(parsed, old_version) != 0:
-            current = _q(_semver(old_version))
-            return f"ControlPlane version {_q(_semver(parsed))} does not match the current version {current}"
+            current = fe.quote(_semver(old_version))
+            return f"ControlPlane version {fe.quote(_semver(parsed))} does not match the current version {current}"
         status_version = dig(cp, "status", "version")
         if not isinstance(status_version, str) or not status_version:
             return "ControlPlane is currently provisioning"
@@ -731,7 +730,9 @@ def _worker_version_problem(kind: WorkerKind, worker: Worker) -> str | None:
     version = worker.version
     if version is None or versions.parse(version) is None:
         shown = version if version is not None else ""
-        return f"failed to parse {kind.noun}'s {_q(f'{worker.namespace}/{worker.name}')} version {_q(shown)}"
+        return (
+            f"failed to parse {kind.noun}'s {fe.quote(f'{worker.namespace}/{worker.name}')} version {fe.quote(shown)}"
+        )
     return None
 
 
@@ -777,7 +778,9 @@ def _worker_topology_errors(
         elif not isinstance(class_name, str):
             errors.append(fe.type_invalid(class_path, class_name, "must be a string"))
         elif classes is not None and class_name not in classes:
-            detail = f"{kind.noun}Class with name {_q(class_name)} does not exist in ClusterClass {_q(cc_name)}"
+            detail = (
+                f"{kind.noun}Class with name {fe.quote(class_name)} does not exist in ClusterClass {fe.quote(cc_name)}"
+            )
             errors.append(fe.invalid(class_path, class_name, detail))
 
         if not isinstance(name, str):
@@ -788,7 +791,7 @@ def _worker_topology_errors(
             errors.append(fe.required(name_path, "name must not be empty"))
             continue
         if name in names:
-            detail = f"name must be unique. {kind.noun} with name {_q(name)} is defined more than once"
+            detail = f"name must be unique. {kind.noun} with name {fe.quote(name)} is defined more than once"
             errors.append(fe.invalid(name_path, name, detail))
         names.add(name)
     return errors

@@ -36,12 +36,11 @@ from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WORKER_KINDS, WorkerKind
-from clusterclass.fielderrors import FieldError
+from clusterclass.fielderrors import FieldError, quote
 from clusterclass.topology import names
 from clusterclass.topology.check.compatibility import (
     cluster_classes_compatible,
     parse_group_version,
-    quote,
     text,
     worker_class_entries,
 )
@@ -76,10 +75,6 @@ def _control_plane(cc: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _class_path(kind: WorkerKind, i: int) -> str:
     return f"spec.workers.{kind.list_key}[{i}]"
-
-
-def _type_error(path: str, value: Any, what: str) -> FieldError:
-    return fe.type_invalid(path, value, f"must be {what}")
 
 
 # --- defaulting ---------------------------------------------------------------------------------------
@@ -128,19 +123,19 @@ def default_cluster_class(cc: Obj) -> Obj:
 def local_object_template_errors(template: Any, namespace: str, path: str) -> list[FieldError]:
     """Upstream ``LocalObjectTemplateIsValid`` for the ``{ref: ...}`` at ``path``."""
     if template is not None and not isinstance(template, Mapping):
-        return [_type_error(path, template, "an object")]
+        return [fe.wrong_type(path, template, "an object")]
     ref_path = fe.child(path, "ref")
     ref = _mapping(template).get("ref")
     if ref is None:
         return [fe.required(ref_path, "template reference must be defined")]
     if not isinstance(ref, Mapping):
-        return [_type_error(ref_path, ref, "an object")]
+        return [fe.wrong_type(ref_path, ref, "an object")]
     errors: list[FieldError] = []
     fields: dict[str, str] = {}
     for key in ("apiVersion", "kind", "name", "namespace"):
         value = ref.get(key)
         if value is not None and not isinstance(value, str):
-            errors.append(_type_error(fe.child(ref_path, key), value, "a string"))
+            errors.append(fe.wrong_type(fe.child(ref_path, key), value, "a string"))
         else:
             fields[key] = value or ""
     if fields.get("name") == "":
@@ -193,7 +188,7 @@ def reference_errors(cc: Mapping[str, Any]) -> list[FieldError]:
             template_path = fe.child(_class_path(kind, i), "template")
             template = worker_class.get("template")
             if template is not None and not isinstance(template, Mapping):
-                errors.append(_type_error(template_path, template, "an object"))
+                errors.append(fe.wrong_type(template_path, template, "an object"))
                 continue
             for part in ("bootstrap", "infrastructure"):
                 errors.extend(
@@ -267,13 +262,13 @@ def _naming_errors(holder: Mapping[str, Any], path: str, values: dict[str, Any],
     if strategy is None:
         return []
     if not isinstance(strategy, Mapping):
-        return [_type_error(strategy_path, strategy, "an object")]
+        return [fe.wrong_type(strategy_path, strategy, "an object")]
     template = strategy.get("template")
     template_path = fe.child(strategy_path, "template")
     if template is None:
         return []
     if not isinstance(template, str):
-        return [_type_error(template_path, template, "a string")]
+        return [fe.wrong_type(template_path, template, "a string")]
     try:
         name = names.strategy_name(template, values, random.Random(0))
     except Exception as err:  # any failure of the template engine is the template's
@@ -313,7 +308,7 @@ def class_metadata_errors(cc: Mapping[str, Any]) -> list[FieldError]:
 def _check_object(holder: Mapping[str, Any], key: str, path: str, errors: list[FieldError]) -> Mapping[str, Any]:
     value = holder.get(key)
     if value is not None and not isinstance(value, Mapping):
-        errors.append(_type_error(fe.child(path, key), value, "an object"))
+        errors.append(fe.wrong_type(fe.child(path, key), value, "an object"))
     return _mapping(value)
 
 
@@ -335,34 +330,34 @@ def structure_errors(cc: Mapping[str, Any]) -> list[FieldError]:
         if entries is None:
             continue
         if not isinstance(entries, list):
-            errors.append(_type_error(list_path, entries, "a list"))
+            errors.append(fe.wrong_type(list_path, entries, "a list"))
             continue
         for i, worker_class in enumerate(entries):
             path = _class_path(kind, i)
             if not isinstance(worker_class, Mapping):
-                errors.append(_type_error(path, worker_class, "an object"))
+                errors.append(fe.wrong_type(path, worker_class, "an object"))
                 continue
             name = worker_class.get("class")
             if name is None:
                 errors.append(fe.required(fe.child(path, "class")))
             elif not isinstance(name, str):
-                errors.append(_type_error(fe.child(path, "class"), name, "a string"))
+                errors.append(fe.wrong_type(fe.child(path, "class"), name, "a string"))
             _check_timeouts(worker_class, path, errors)
             min_ready = worker_class.get("minReadySeconds")
             if min_ready is not None and (not isinstance(min_ready, int) or isinstance(min_ready, bool)):
-                errors.append(_type_error(fe.child(path, "minReadySeconds"), min_ready, "an integer"))
+                errors.append(fe.wrong_type(fe.child(path, "minReadySeconds"), min_ready, "an integer"))
             domains_key = kind.failure_domain_field
             domains = worker_class.get(domains_key)
             if kind.has_strategy:  # MachineDeployment: one failure domain and a rollout strategy
                 if domains is not None and not isinstance(domains, str):
-                    errors.append(_type_error(fe.child(path, domains_key), domains, "a string"))
+                    errors.append(fe.wrong_type(fe.child(path, domains_key), domains, "a string"))
                 _check_object(worker_class, "strategy", path, errors)
             elif domains is not None:
                 if not isinstance(domains, list):
-                    errors.append(_type_error(fe.child(path, domains_key), domains, "a list"))
+                    errors.append(fe.wrong_type(fe.child(path, domains_key), domains, "a list"))
                 else:
                     errors.extend(
-                        _type_error(fe.index(fe.child(path, domains_key), k), domain, "a string")
+                        fe.wrong_type(fe.index(fe.child(path, domains_key), k), domain, "a string")
                         for k, domain in enumerate(domains)
                         if not isinstance(domain, str)
                     )
@@ -484,9 +479,9 @@ def validate_cluster_class(
     if not gates.cluster_topology:
         return Result([fe.forbidden("spec", "can be set only if the ClusterTopology feature flag is enabled")])
     if not isinstance(cc, Mapping):
-        return Result([_type_error("", cc, "an object")])
+        return Result([fe.wrong_type("", cc, "an object")])
     if cc.get("spec") is not None and not isinstance(cc.get("spec"), Mapping):
-        return Result([_type_error("spec", cc.get("spec"), "an object")])
+        return Result([fe.wrong_type("spec", cc.get("spec"), "an object")])
     errors = structure_errors(cc)
     errors.extend(reference_errors(cc))
     for kind in WORKER_KINDS:

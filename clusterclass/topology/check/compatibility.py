@@ -25,24 +25,18 @@ reference is not compared (the reference checks of the ClusterClass webhook repo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import group_of, name_of, namespace_of
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
-from clusterclass.fielderrors import FieldError
+from clusterclass.fielderrors import FieldError, quote
 
 
 def text(value: Any) -> str:
     """A string field as Go decodes it: a string, else empty (wrong types never reach Go code)."""
     return value if isinstance(value, str) else ""
-
-
-def quote(value: str) -> str:
-    """Go's ``%q`` for the strings in these messages."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def parse_group_version(api_version: str) -> tuple[str, str]:

@@ -14,19 +14,14 @@ from typing import Any
 from goduration import Duration, DurationParseError
 
 from clusterclass import fielderrors as fe
-from clusterclass.fielderrors import FieldError
-from clusterclass.topology.check.compatibility import quote
-
-
-def type_error(path: str, value: Any, what: str) -> FieldError:
-    return fe.type_invalid(path, value, f"must be {what}")
+from clusterclass.fielderrors import FieldError, quote
 
 
 def parse_duration(value: Any, path: str, errors: list[FieldError]) -> Duration | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        errors.append(type_error(path, value, "a duration string"))
+        errors.append(fe.wrong_type(path, value, "a duration string"))
         return None
     try:
         return Duration.parse(value)
@@ -61,7 +56,7 @@ _UNHEALTHY_RANGE = r"^\[[0-9]+-[0-9]+\]$"
 def machine_health_check_class_errors(mhc: Any, path: str, namespace: str) -> list[FieldError]:
     """Upstream's MachineHealthCheck common-field rules for a ``MachineHealthCheckClass`` at ``path``."""
     if not isinstance(mhc, Mapping):
-        return [type_error(path, mhc, "an object")]
+        return [fe.wrong_type(path, mhc, "an object")]
     errors: list[FieldError] = []
     timeout_path = fe.child(path, "nodeStartupTimeout")
     timeout = parse_duration(mhc.get("nodeStartupTimeout"), timeout_path, errors)
@@ -82,34 +77,34 @@ def machine_health_check_class_errors(mhc: Any, path: str, namespace: str) -> li
     if unhealthy_range is not None:
         range_path = fe.child(path, "unhealthyRange")
         if not isinstance(unhealthy_range, str):
-            errors.append(type_error(range_path, unhealthy_range, "a string"))
+            errors.append(fe.wrong_type(range_path, unhealthy_range, "a string"))
         elif not re.match(_UNHEALTHY_RANGE, unhealthy_range):
             errors.append(fe.invalid(range_path, unhealthy_range, f"should match '{_UNHEALTHY_RANGE}'"))
     conditions = mhc.get("unhealthyConditions")
     conditions_path = fe.child(path, "unhealthyConditions")
     if conditions is not None and not isinstance(conditions, list):
-        errors.append(type_error(conditions_path, conditions, "a list"))
+        errors.append(fe.wrong_type(conditions_path, conditions, "a list"))
     for k, condition in enumerate(conditions if isinstance(conditions, list) else []):
         condition_path = fe.index(conditions_path, k)
         if not isinstance(condition, Mapping):
-            errors.append(type_error(condition_path, condition, "an object"))
+            errors.append(fe.wrong_type(condition_path, condition, "an object"))
             continue
         for key in ("type", "status", "timeout"):
             value = condition.get(key)
             if value is None:
                 errors.append(fe.required(fe.child(condition_path, key)))
             elif key != "timeout" and not isinstance(value, str):
-                errors.append(type_error(fe.child(condition_path, key), value, "a string"))
+                errors.append(fe.wrong_type(fe.child(condition_path, key), value, "a string"))
         parse_duration(condition.get("timeout"), fe.child(condition_path, "timeout"), errors)
     remediation = mhc.get("remediationTemplate")
     remediation_path = fe.child(path, "remediationTemplate")
     if remediation is not None:
         if not isinstance(remediation, Mapping):
-            errors.append(type_error(remediation_path, remediation, "an object"))
+            errors.append(fe.wrong_type(remediation_path, remediation, "an object"))
         else:
             remediation_namespace = remediation.get("namespace")
             if remediation_namespace is not None and not isinstance(remediation_namespace, str):
-                errors.append(type_error(fe.child(remediation_path, "namespace"), remediation_namespace, "a string"))
+                errors.append(fe.wrong_type(fe.child(remediation_path, "namespace"), remediation_namespace, "a string"))
             elif (remediation_namespace or "") != namespace:
                 errors.append(
                     fe.invalid(
