@@ -15,7 +15,12 @@ from clusterclass.api.views import Cluster
 from clusterclass.api.workers import WORKER_KINDS
 from clusterclass.errors import TopologyError
 from clusterclass.topology.blueprint import get_blueprint
-from clusterclass.topology.check.cluster import default_topology_variables, topology_variable_errors
+from clusterclass.topology.check.cluster import (
+    default_topology_variables,
+    topology_variable_errors,
+    worker_entries,
+    worker_topology_errors,
+)
 from clusterclass.topology.current import get_current_state
 from clusterclass.topology.desired import Computation, compute_desired_state
 from clusterclass.topology.hooks import LifecycleHooks
@@ -44,8 +49,9 @@ def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
 def check_topology_shape(cluster: Obj) -> None:
     """Refuse a topology the pipeline cannot make sense of, naming the field.
 
-    Admission validates Clusters fully; this is the minimum any computation needs, so a malformed
-    Cluster given to ``plan`` gets a field error instead of objects with empty names.
+    A stored Cluster has passed admission; this guard keeps a computation over anything else (a test,
+    a benchmark, a Cluster written before admission ran) from producing objects with empty or clashing
+    names. The worker rules are admission's own (``check.cluster.worker_topology_errors``).
     """
     key = key_of(cluster)
     topology = dig(cluster, "spec", "topology")
@@ -58,16 +64,12 @@ def check_topology_shape(cluster: Obj) -> None:
             continue
         if not isinstance(entries, list):
             raise TopologyError("must be a list", obj=key, field=field)
-        seen: set[str] = set()
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 raise TopologyError("must be an object", obj=key, field=f"{field}[{index}]")
-            for part in ("name", "class"):
-                if not isinstance(entry.get(part), str) or not entry[part]:
-                    raise TopologyError("must be a non-empty string", obj=key, field=f"{field}[{index}].{part}")
-            if entry["name"] in seen:
-                raise TopologyError(f'duplicate value "{entry["name"]}"', obj=key, field=f"{field}[{index}].name")
-            seen.add(entry["name"])
+        errors = worker_topology_errors(kind, worker_entries(topology, kind), None)
+        if errors:
+            raise errors[0].topology_error(key)
 
 
 def defaulted_variables(cluster: Obj, cluster_class: Obj) -> Obj:

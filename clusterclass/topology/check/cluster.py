@@ -142,7 +142,7 @@ def _default_ref_namespace(ref: Any, namespace: str) -> None:
         ref["namespace"] = namespace
 
 
-def _worker_entries(topology: Mapping[str, Any], kind: WorkerKind) -> list[tuple[int, dict[str, Any]]]:
+def worker_entries(topology: Mapping[str, Any], kind: WorkerKind) -> list[tuple[int, dict[str, Any]]]:
     """The well-formed entries of one worker list of a topology, with their indices."""
     workers = topology.get("workers")
     entries = workers.get(kind.list_key) if isinstance(workers, dict) else None
@@ -183,7 +183,7 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
     control_plane = topology.get("controlPlane")
     if isinstance(control_plane, dict):
         _default_remediation_namespace(control_plane, namespace)
-    for _, entry in _worker_entries(topology, MACHINE_DEPLOYMENT):
+    for _, entry in worker_entries(topology, MACHINE_DEPLOYMENT):
         _default_remediation_namespace(entry, namespace)
 
     class_name = topology.get("class")
@@ -208,7 +208,7 @@ def default_topology_variables(topology: dict[str, Any], cluster_class: Obj) -> 
         if defaulted or variables is not None:
             topology["variables"] = defaulted
     for kind in WORKER_KINDS:
-        for index, entry in _worker_entries(topology, kind):
+        for index, entry in worker_entries(topology, kind):
             holder = entry.get("variables")
             overrides = holder.get("overrides") if isinstance(holder, dict) else None
             if isinstance(holder, dict) and isinstance(overrides, list) and overrides:
@@ -230,7 +230,7 @@ def topology_variable_errors(
     """
     old_topology = old_topology or {}
     if workers is None:
-        workers = {kind: _worker_entries(topology, kind) for kind in WORKER_KINDS}
+        workers = {kind: worker_entries(topology, kind) for kind in WORKER_KINDS}
     old_variables = old_topology.get("variables")
     errors = validate_cluster_variables(
         topology.get("variables"),
@@ -454,7 +454,7 @@ class _ClusterCheck:
                 "Cluster topology has not been fully validated."
             )
         for kind in WORKER_KINDS:
-            self.errors.extend(_worker_topology_errors(kind, workers[kind], cc if reconciled else None))
+            self.errors.extend(worker_topology_errors(kind, workers[kind], cc if reconciled else None))
         if cc is not None and reconciled:
             deployments = workers[MACHINE_DEPLOYMENT]
             self.errors.extend(_machine_health_check_errors(control_plane, deployments, cc, self.namespace))
@@ -738,7 +738,7 @@ def _worker_version_problem(kind: WorkerKind, worker: Worker) -> str | None:
 
 def _overrides_by_name(topology: Mapping[str, Any], kind: WorkerKind) -> dict[str, list[Any]]:
     found: dict[str, list[Any]] = {}
-    for _, entry in _worker_entries(topology, kind):
+    for _, entry in worker_entries(topology, kind):
         name = entry.get("name")
         overrides = dig(entry, "variables", "overrides")
         if isinstance(name, str) and isinstance(overrides, list):
@@ -746,7 +746,7 @@ def _overrides_by_name(topology: Mapping[str, Any], kind: WorkerKind) -> dict[st
     return found
 
 
-def _worker_topology_errors(
+def worker_topology_errors(
     kind: WorkerKind, entries: list[tuple[int, dict[str, Any]]], cc: Obj | None
 ) -> list[FieldError]:
     """Names (valid label values, non-empty, unique) and, given the ClusterClass, classes (defined in it)."""

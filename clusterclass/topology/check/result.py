@@ -29,13 +29,6 @@ class Result:
         return self
 
 
-def _body(error: FieldError) -> str:
-    """The error without its field path (Kubernetes' ``ErrorBody``)."""
-    text = str(error)
-    prefix = f"{error.field}: "
-    return text[len(prefix) :] if error.field and text.startswith(prefix) else text
-
-
 def invalid_status(kind: str, group: str, name: str, errors: list[FieldError]) -> dict[str, Any]:
     """The ``Status`` the API server returns when ``errors`` refuse object ``name`` of ``kind``."""
     qualified = f"{kind}.{group}" if group else kind
@@ -52,7 +45,7 @@ def invalid_status(kind: str, group: str, name: str, errors: list[FieldError]) -
             "name": name,
             "group": group,
             "kind": kind,
-            "causes": [{"reason": str(e.type), "message": _body(e), "field": e.field} for e in errors],
+            "causes": [{"reason": str(e.type), "message": e.message, "field": e.field} for e in errors],
         },
         "code": 422,
     }
