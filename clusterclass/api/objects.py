@@ -24,6 +24,11 @@ def dig(obj: Mapping[str, Any] | None, *path: str) -> Any:
     return current
 
 
+def is_int(value: Any) -> bool:
+    """A JSON integer: Python counts booleans as ints, JSON does not."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def set_path(obj: Obj, path: tuple[str, ...], value: Any) -> None:
     """Set ``value`` at ``path``, creating intermediate maps."""
     current = obj

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj, annotations_of, dig, key_of, labels_of, name_of, namespace_of
+from clusterclass.api.objects import Obj, annotations_of, dig, is_int, key_of, labels_of, name_of, namespace_of
 from clusterclass.api.workers import WorkerKind
 from clusterclass.errors import ObjectKey
 
@@ -30,7 +30,7 @@ def _list(value: Any) -> list[Any]:
 
 def _int(value: Any) -> int | None:
     """An integer field; booleans (which Python counts as ints) and other types read as unset."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_int(value) else None
 
 
 def _ref(value: Any) -> Obj | None:

@@ -76,10 +76,6 @@ IsReconciled = Callable[[Obj], bool]
 DEFAULT_GATES = Gates()
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _namespace(obj: Mapping[str, Any]) -> str:
     value = dig(obj, "metadata", "namespace")
     return value if isinstance(value, str) else ""

@@ -29,7 +29,7 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj
+from clusterclass.api.objects import Obj, is_int
 from clusterclass.fielderrors import FieldError
 from clusterclass.topology.check.gates import Gates
 from clusterclass.topology.check.result import Result
@@ -52,10 +52,6 @@ class ReplicasAnnotationError(ValueError):
 
 def _mapping(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _size_annotation(annotations: Mapping[str, Any], key: str, noun: str) -> int:
@@ -82,7 +78,7 @@ def default_replicas(annotations: Any, old_replicas: Any, *, create: bool, noun:
         return 1
     min_size = _size_annotation(annotations, c.ANNOTATION_AUTOSCALER_MIN_SIZE, noun)
     max_size = _size_annotation(annotations, c.ANNOTATION_AUTOSCALER_MAX_SIZE, noun)
-    if create or not _is_int(old_replicas):
+    if create or not is_int(old_replicas):
         return min_size
     old = int(old_replicas)
     if old < min_size:
@@ -96,7 +92,7 @@ def _worker_replicas(obj: Mapping[str, Any], old: Mapping[str, Any] | None, noun
     spec = _mapping(obj.get("spec")) or {}
     current = spec.get("replicas")
     if current is not None:
-        return current if _is_int(current) else None
+        return current if is_int(current) else None
     metadata = _mapping(obj.get("metadata")) or {}
     old_spec = _mapping(old.get("spec")) if isinstance(old, Mapping) else None
     old_replicas = old_spec.get("replicas") if old_spec is not None else None
@@ -175,7 +171,7 @@ def replicas_errors(value: Any, path: str) -> list[FieldError]:
     """A replica count: an int32 that is not negative (upstream never rejects negatives, spec §6.1.3)."""
     if value is None:
         return []
-    if not _is_int(value):
+    if not is_int(value):
         return [fe.type_invalid(path, value, "must be an integer")]
     if value < 0:
         return [fe.invalid(path, value, "must be greater than or equal to 0")]

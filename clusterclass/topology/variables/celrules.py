@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterclass import fielderrors as fe
+from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables import celast
 from clusterclass.topology.variables.cel import (
@@ -39,7 +40,7 @@ from clusterclass.topology.variables.cel import (
     default_backend,
 )
 from clusterclass.topology.variables.formats import is_byte
-from clusterclass.topology.variables.jsonvalues import INT64_MAX, INT64_MIN, is_int, is_integer, is_number
+from clusterclass.topology.variables.jsonvalues import INT64_MAX, INT64_MIN, is_integer, is_number
 from clusterclass.topology.variables.schema import Rule, Schema
 
 TOTAL_COST_BUDGET = 10_000_000  # per variable value, as Kubernetes' per-object runtime budget

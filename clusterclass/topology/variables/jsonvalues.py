@@ -18,13 +18,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from clusterclass.api.objects import is_int
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 _MAX_EXACT_FLOAT = 2.0**53
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterclass import fielderrors as fe
+from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import FieldError
-from clusterclass.topology.variables.jsonvalues import is_int, is_number
+from clusterclass.topology.variables.jsonvalues import is_number
 from clusterclass.topology.variables.patterns import Pattern, compile_pattern
 
 SCHEMA_TYPES = ("object", "array", "string", "integer", "number", "boolean")
