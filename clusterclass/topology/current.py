@@ -203,12 +203,14 @@ def _read_workers(
             state.machine_health_check = reader.get(
                 c.CLUSTER_API_VERSION, c.KIND_MACHINE_HEALTH_CHECK, cluster.namespace, worker.name
             )
-            if worker.version is not None:
-                state.machines = reader.list(
-                    c.CLUSTER_API_VERSION, c.KIND_MACHINE, cluster.namespace, worker.selector_labels
-                )
-        else:
+        # What upgrade detection reads differs on purpose: a MachineDeployment's Machines live in the
+        # management cluster; a MachinePool has no Machines, only Nodes in the workload cluster.
+        if kind is MACHINE_POOL:
             state.nodes = _read_nodes(cluster, worker, nodes)
+        elif worker.version is not None:
+            state.machines = reader.list(
+                c.CLUSTER_API_VERSION, c.KIND_MACHINE, cluster.namespace, worker.selector_labels
+            )
         found[topology_name] = state
     return found
 

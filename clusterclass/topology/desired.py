@@ -276,6 +276,8 @@ class _Computer:
         current_bootstrap_ref = dig(current_worker, "spec", "template", "spec", "bootstrap", "configRef")
         current_infra_ref = dig(current_worker, "spec", "template", "spec", "infrastructureRef")
         prefix = names.worker_object_prefix(cluster_name, topology.name)
+        # MachineDeployments reference templates (copied whole, rotated on change); MachinePools reference
+        # objects stamped out of the templates (changed in place). See WorkerKind.uses_templates.
         clone = template_to_template if kind.uses_templates else template_to_object
         owner = [owner_reference_to(self.current.cluster)]
         pool_label = {kind.name_label: topology.name}

@@ -119,6 +119,8 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
             )
         )
     for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
+        # A MachineDeployment's patched template spec lands in its cloned template; a MachinePool's lands
+        # in the spec of the bootstrap config / infrastructure machine pool object (A20).
         write = set_template_spec if kind.uses_templates else set_object_spec
         for worker in desired.workers(kind).values():
             worker_blueprint = blueprint.workers(kind)[worker.topology.class_name]
