@@ -23,6 +23,7 @@ from clusterclass.api.views import Cluster
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
 from clusterclass.plan.loader import Loaded
 from clusterclass.topology.changes import Change, compute_changes
+from clusterclass.topology.check import Result
 from clusterclass.topology.check.cluster import always_reconciled, default_cluster, validate_cluster
 from clusterclass.topology.check.clusterclass import default_cluster_class, validate_cluster_class
 from clusterclass.topology.desired import Computation
@@ -107,8 +108,13 @@ def _admitted(loaded: Loaded) -> ObjectIndex:
     return index
 
 
-def _admission_errors(cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loaded: Loaded) -> str | None:
-    """What admission would refuse about the Cluster or the ClusterClass it uses, naming the files."""
+def _admission_errors(
+    cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loaded: Loaded, class_results: dict[ObjectKey, Result]
+) -> str | None:
+    """What admission would refuse about the Cluster or the ClusterClass it uses, naming the files.
+
+    ``class_results`` keeps each ClusterClass's verdict, so a class used by many Clusters is checked once.
+    """
     lines: list[str] = []
     cluster_class = index.get(
         c.CLUSTER_API_VERSION,
@@ -118,7 +124,10 @@ def _admission_errors(cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loa
     )
     checks = [(cluster, validate_cluster(cluster, None, reader=index, nodes=nodes, is_reconciled=always_reconciled))]
     if cluster_class is not None:
-        checks.insert(0, (cluster_class, validate_cluster_class(cluster_class, None, reader=index)))
+        class_key = key_of(cluster_class)
+        if class_key not in class_results:
+            class_results[class_key] = validate_cluster_class(cluster_class, None, reader=index)
+        checks.insert(0, (cluster_class, class_results[class_key]))
     for obj, result in checks:
         source = loaded.sources.get(key_of(obj))
         where = f"{source}: {key_of(obj)}" if source else str(key_of(obj))
@@ -134,6 +143,7 @@ def make_plan(
     index = _admitted(loaded)
     nodes = IndexedNodes(obj for obj in index if obj.get("kind") == "Node" and key_of(obj).group == "")
     rng = random.Random(seed)
+    class_results: dict[ObjectKey, Result] = {}
     plans = []
     for obj in _select(_topology_clusters(index), cluster):
         plan = ClusterPlan(cluster=key_of(obj))
@@ -144,7 +154,7 @@ def make_plan(
         if dig(obj, "metadata", "deletionTimestamp"):
             plan.skipped = "the Cluster is being deleted: the topology controller only runs deletion hooks"
             continue
-        plan.error = _admission_errors(obj, index, nodes, loaded)
+        plan.error = _admission_errors(obj, index, nodes, loaded, class_results)
         if plan.error:
             continue
         try:
