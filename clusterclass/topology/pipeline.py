@@ -26,6 +26,7 @@ from clusterclass.topology.desired import Computation, compute_desired_state
 from clusterclass.topology.hooks import LifecycleHooks
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.reader import NodeReader, Reader
+from clusterclass.topology.variables import variable_definitions
 
 
 def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
@@ -78,10 +79,11 @@ def defaulted_variables(cluster: Obj, cluster_class: Obj) -> Obj:
     Returns a copy; raises TopologyError listing every field error. The rules are admission's own
     (``check.cluster``), so a reconcile never judges variables differently from the webhook.
     """
+    definitions = variable_definitions(cluster_class)  # parsed once for every value checked
     defaulted = copy.deepcopy(cluster)
     topology = defaulted["spec"]["topology"]
-    default_topology_variables(topology, cluster_class)
-    errors = topology_variable_errors(topology, cluster_class)
+    default_topology_variables(topology, definitions)
+    errors = topology_variable_errors(topology, definitions)
     if errors:
         raise TopologyError(
             "invalid variables: " + "; ".join(str(e) for e in errors), obj=key_of(cluster), field=errors[0].field

@@ -61,6 +61,7 @@ from clusterclass.topology.variables import (
     validate_cluster_variables,
     validate_override_variables,
 )
+from clusterclass.topology.variables.definitions import Definitions
 from clusterclass.topology.variables.formats import is_cidr
 
 ANNOTATION_UNSAFE_UPDATE_CLASS_NAME = "unsafe.topology.cluster.x-k8s.io/disable-update-class-name-check"
@@ -193,7 +194,7 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
     return result
 
 
-def default_topology_variables(topology: dict[str, Any], cluster_class: Obj) -> None:
+def default_topology_variables(topology: dict[str, Any], cluster_class: Definitions) -> None:
     """Default, in place, a topology's variables and every worker's overrides (spec §5.9).
 
     The one place both admission and the reconcile (spec §2.1 step 7) default variables.
@@ -214,7 +215,7 @@ def default_topology_variables(topology: dict[str, Any], cluster_class: Obj) -> 
 
 def topology_variable_errors(
     topology: Mapping[str, Any],
-    cluster_class: Obj,
+    cluster_class: Definitions,
     *,
     old_topology: Mapping[str, Any] | None = None,
     workers: dict[WorkerKind, list[tuple[int, dict[str, Any]]]] | None = None,
