@@ -3,6 +3,7 @@
 # proxy) and cache them OUTSIDE the repository, keyed by version:
 #
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/kube-apiserver-<ver>/kube-apiserver
+#   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/kubectl-<ver>/kubectl
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/etcd-<ver>/etcd
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/assets-<k8s>-etcd-<etcd>/  (symlinks;
 #       point KUBEBUILDER_ASSETS here)
@@ -19,7 +20,7 @@
 #   BUILD_PARALLELISM    go build -p value (default 2)
 #
 # Last lines of stdout are shell-sourceable:
-#   KUBE_APISERVER=... ETCD=... KUBEBUILDER_ASSETS=...
+#   KUBE_APISERVER=... KUBECTL=... ETCD=... KUBEBUILDER_ASSETS=...
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
@@ -32,6 +33,8 @@ APISERVER_DIR="$BIN_ROOT/kube-apiserver-$K8S_VERSION"
 ETCD_DIR="$BIN_ROOT/etcd-$ETCD_VERSION"
 ASSETS_DIR="$BIN_ROOT/assets-$K8S_VERSION-etcd-$ETCD_VERSION"
 APISERVER_BIN="$APISERVER_DIR/kube-apiserver"
+KUBECTL_DIR="$BIN_ROOT/kubectl-$K8S_VERSION"
+KUBECTL_BIN="$KUBECTL_DIR/kubectl"
 ETCD_BIN="$ETCD_DIR/etcd"
 
 log() { printf '[build-apiserver %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -45,7 +48,7 @@ timed() {
 }
 
 cached_ok() {  # $1 = binary
-    [[ -x "$1" ]] && "$1" --version >/dev/null 2>&1
+    [[ -x "$1" ]] && { "$1" --version >/dev/null 2>&1 || "$1" version --client >/dev/null 2>&1; }
 }
 
 if ! command -v go >/dev/null 2>&1; then
@@ -102,8 +105,10 @@ build_etcd() {
     )
 }
 
-build_apiserver() {
-    local mod; mod="$(workdir apiserver)"
+# Builds kube-apiserver and kubectl (whichever is missing) in one helper module: they share the
+# k8s.io/kubernetes module graph, so the second costs only its own packages.
+build_kubernetes() {
+    local mod; mod="$(workdir kubernetes)"
     local minor_patch="${K8S_VERSION#v1.}"          # 37.2
     local staging_version="v0.$minor_patch"         # v0.37.2
     local major=1 minor="${minor_patch%%.*}"
@@ -129,10 +134,10 @@ build_apiserver() {
         for m in $staging; do args+=("-replace=$m=$m@$staging_version"); done
         go mod edit "${args[@]}"
 
-        timed "kube-apiserver: resolve+download (go get -tool)" \
-            go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
-        timed "kube-apiserver: download package deps (go list -deps)" \
-            go list -deps k8s.io/kubernetes/cmd/kube-apiserver >/dev/null
+        timed "kubernetes: resolve+download (go get -tool)" \
+            go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
+        timed "kubernetes: download package deps (go list -deps)" \
+            go list -deps k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl >/dev/null
 
         local ld="-s -w"
         local date; date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -141,12 +146,22 @@ build_apiserver() {
             ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major"
             ld+=" -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
         done
-        mkdir -p "$APISERVER_DIR"
-        timed "kube-apiserver: go build" \
-            go build -p "$PAR" -trimpath -ldflags "$ld" \
-                -o "$APISERVER_DIR/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-        mv -f "$APISERVER_DIR/kube-apiserver.tmp" "$APISERVER_BIN"
-        cp go.mod go.sum "$APISERVER_DIR/"
+        if ! cached_ok "$APISERVER_BIN"; then
+            mkdir -p "$APISERVER_DIR"
+            timed "kube-apiserver: go build" \
+                go build -p "$PAR" -trimpath -ldflags "$ld" \
+                    -o "$APISERVER_DIR/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+            mv -f "$APISERVER_DIR/kube-apiserver.tmp" "$APISERVER_BIN"
+            cp go.mod go.sum "$APISERVER_DIR/"
+        fi
+        if ! cached_ok "$KUBECTL_BIN"; then
+            mkdir -p "$KUBECTL_DIR"
+            timed "kubectl: go build" \
+                go build -p "$PAR" -trimpath -ldflags "$ld" \
+                    -o "$KUBECTL_DIR/kubectl.tmp" k8s.io/kubernetes/cmd/kubectl
+            mv -f "$KUBECTL_DIR/kubectl.tmp" "$KUBECTL_BIN"
+            cp go.mod go.sum "$KUBECTL_DIR/"
+        fi
     )
 }
 
@@ -158,19 +173,22 @@ else
     cached_ok "$ETCD_BIN" || { log "error: built etcd does not run --version"; exit 1; }
 fi
 
-if cached_ok "$APISERVER_BIN"; then
-    log "kube-apiserver $K8S_VERSION cached: $APISERVER_BIN"
+if cached_ok "$APISERVER_BIN" && cached_ok "$KUBECTL_BIN"; then
+    log "kube-apiserver and kubectl $K8S_VERSION cached: $APISERVER_BIN $KUBECTL_BIN"
 else
     ensure_workroot
-    timed "kube-apiserver total" build_apiserver
+    timed "kube-apiserver + kubectl total" build_kubernetes
     cached_ok "$APISERVER_BIN" || { log "error: built kube-apiserver does not run --version"; exit 1; }
+    cached_ok "$KUBECTL_BIN" || { log "error: built kubectl does not run version --client"; exit 1; }
 fi
 
 mkdir -p "$ASSETS_DIR"
 ln -sfn "$APISERVER_BIN" "$ASSETS_DIR/kube-apiserver"
 ln -sfn "$ETCD_BIN" "$ASSETS_DIR/etcd"
+ln -sfn "$KUBECTL_BIN" "$ASSETS_DIR/kubectl"
 
 log "$("$APISERVER_BIN" --version 2>&1 | head -n1); $("$ETCD_BIN" --version 2>&1 | head -n1)"
 echo "KUBE_APISERVER=$APISERVER_BIN"
+echo "KUBECTL=$KUBECTL_BIN"
 echo "ETCD=$ETCD_BIN"
 echo "KUBEBUILDER_ASSETS=$ASSETS_DIR"

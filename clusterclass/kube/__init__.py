@@ -5,7 +5,7 @@
 matching; ``memory`` the in-process store with API-server semantics; ``mergepatch`` RFC 7386.
 """
 
-from clusterclass.kube.client import Client, ClientReader, Preconditions
+from clusterclass.kube.client import Client, ObjectList, Preconditions, Resource, WatchEvent
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -24,13 +24,15 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "Client",
-    "ClientReader",
     "Conflict",
     "Forbidden",
     "Gone",
     "Invalid",
     "MemoryStore",
     "NotFound",
+    "ObjectList",
     "Preconditions",
+    "Resource",
+    "WatchEvent",
     "from_status",
 ]

@@ -1,31 +1,37 @@
 """The one way this project talks to a management cluster: the :class:`Client` protocol.
 
-Two backends implement it: :class:`~clusterclass.kube.memory.MemoryStore` (the embedded management
-cluster and fast tests) and, later, an HTTP client for a real kube-apiserver. Both speak plain-dict
-objects, raise :mod:`clusterclass.kube.errors` types, and follow kube-apiserver's semantics, which a
-shared contract test suite pins down.
+Backends implement it: the in-process memory store (the embedded management cluster and fast
+tests; :class:`~clusterclass.kube.memory.MemoryStore` is its synchronous engine) and an HTTP client
+that speaks the Kubernetes REST API to a real kube-apiserver or to the embedded store served over
+HTTP. All speak plain-dict objects, raise :mod:`clusterclass.kube.errors` types, and follow
+kube-apiserver's semantics, which one contract test suite (``tests/contract``) holds them to.
+
+The protocol is asynchronous because the controllers, the webhooks and the embedded API front share
+one event loop; a memory backend answers without awaiting anything real.
 
 The pure topology pipeline does not know this protocol; it reads through
-:class:`~clusterclass.topology.reader.Reader`. :class:`ClientReader` is the thin adapter between
-the two: a missing object becomes None, a Reader label map becomes a label selector.
-
-Not here yet, on purpose: server-side apply, watch, discovery and CRD schemas.
+:class:`~clusterclass.topology.reader.Reader` (the controllers give it their informer caches).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, Protocol, TypedDict
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol, TypedDict
 
-from clusterclass.api.objects import Obj, name_of, namespace_of
-from clusterclass.kube.errors import NotFound
-from clusterclass.kube.selectors import Selector, from_labels
+from clusterclass.api.objects import Obj, split_api_version
+from clusterclass.kube.selectors import Selector
 
 #: a label selector in any form a Client accepts: the string form, a parsed Selector, or a
 #: ``metav1.LabelSelector`` dict; None selects everything
 LabelSelector = str | Selector | Mapping[str, Any]
 
 PropagationPolicy = Literal["Background", "Foreground", "Orphan"]
+
+#: ``merge``: JSON merge patch (RFC 7386); ``json``: JSON patch (RFC 6902), a list of operations
+PatchType = Literal["merge", "json"]
+
+WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 
 
 class Preconditions(TypedDict, total=False):
@@ -35,58 +41,151 @@ class Preconditions(TypedDict, total=False):
     resourceVersion: str
 
 
+class WatchEvent(TypedDict):
+    """One event of a watch stream, as kube-apiserver sends it.
+
+    A ``BOOKMARK`` carries an object with only ``apiVersion``, ``kind`` and
+    ``metadata.resourceVersion`` (and, for the end of initial events, an annotation): it says the
+    stream has seen every change up to that resourceVersion. ``ERROR`` events never reach callers:
+    a backend raises the :class:`~clusterclass.kube.errors.ApiError` they carry instead (``Gone``
+    for a resourceVersion that is too old).
+    """
+
+    type: WatchEventType
+    object: Obj
+
+
+@dataclass(frozen=True)
+class Resource:
+    """What discovery says about one kind in one group version."""
+
+    group: str
+    version: str
+    kind: str
+    #: the resource name in URLs: ``clusters``
+    plural: str
+    namespaced: bool
+    #: ``status``, ``scale``...
+    subresources: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @classmethod
+    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool, status: bool) -> Resource:
+        group, version = split_api_version(api_version)
+        return cls(group, version, kind, plural, namespaced, frozenset({"status"} if status else ()))
+
+
+class ObjectList(NamedTuple):
+    """The result of a list: the items, ordered by namespace and name, and the list's resourceVersion.
+
+    Watching from ``resource_version`` sees every change made after the list was read.
+    """
+
+    items: list[Obj]
+    resource_version: str
+
+
 class Client(Protocol):
     """Read and write access to the objects of one API server.
 
-    ``namespace`` is None for cluster-scoped kinds; a namespaced ``list`` with None lists every
-    namespace. Writes take the namespace and name from the object. Every object returned is the
-    caller's own copy.
+    ``namespace`` is None for cluster-scoped kinds; a namespaced ``list`` or ``watch`` with None
+    covers every namespace. Writes take the namespace and name from the object. Every object
+    returned is the caller's own copy. ``field_manager`` names who makes a change in
+    ``metadata.managedFields``; a backend picks a default for non-apply writes without one.
     """
 
-    def get(self, api_version: str, kind: str, name: str, *, namespace: str | None = None) -> Obj:
+    async def resource(self, api_version: str, kind: str) -> Resource:
+        """Discovery: how ``kind`` is served in ``api_version``; NotFound when it is not."""
+        ...
+
+    async def get(self, api_version: str, kind: str, name: str, *, namespace: str | None = None) -> Obj:
         """The object; raises :class:`~clusterclass.kube.errors.NotFound` when it does not exist."""
         ...
 
-    def list(
+    async def list(
         self,
         api_version: str,
         kind: str,
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
-    ) -> tuple[list[Obj], str]:
-        """The matching objects, ordered by namespace and name, and the list's resourceVersion."""
+    ) -> ObjectList:
+        """The matching objects and the list's resourceVersion."""
         ...
 
-    def create(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelector | None = None,
+        resource_version: str | None = None,
+        bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """Changes to matching objects after ``resource_version``, until the server ends the stream.
+
+        Without ``resource_version`` the stream starts with an ``ADDED`` event for every matching
+        object. A resourceVersion older than the server keeps history for raises
+        :class:`~clusterclass.kube.errors.Gone` (at once or from the iterator): list again.
+        An object that stops matching the selector arrives as ``DELETED``, one that starts matching
+        as ``ADDED``. ``timeout_seconds`` asks the server to end the stream after that long.
+        """
+        ...
+
+    async def create(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         """Create ``obj`` (``metadata.generateName`` names it when it has no name); the object as stored."""
         ...
 
-    def update(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+    async def update(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         """Replace the object; a ``metadata.resourceVersion`` that is not the current one is a Conflict.
 
         For kinds with a status subresource, changes to ``status`` are ignored.
         """
         ...
 
-    def update_status(self, obj: Obj) -> Obj:
+    async def update_status(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         """Replace only the ``status`` of the object (the status subresource)."""
         ...
 
-    def patch_merge(
+    async def apply(
+        self,
+        obj: Obj,
+        *,
+        field_manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+        status: bool = False,
+    ) -> Obj:
+        """Server-side apply ``obj`` as ``field_manager`` (creating it when missing).
+
+        Fields another manager owns with a different value are a Conflict unless ``force``, which
+        takes them over. Fields this manager applied before and leaves out now are removed unless
+        another manager also owns them. ``status`` applies to the status subresource.
+        """
+        ...
+
+    async def patch(
         self,
         api_version: str,
         kind: str,
         name: str,
-        patch: Obj,
+        patch: Any,
         *,
+        patch_type: PatchType = "merge",
         namespace: str | None = None,
         dry_run: bool = False,
+        field_manager: str | None = None,
+        status: bool = False,
     ) -> Obj:
-        """Apply a JSON merge patch (RFC 7386) with the rules of :meth:`update`."""
+        """Patch the object with the rules of :meth:`update` (of :meth:`update_status` with ``status``)."""
         ...
 
-    def delete(
+    async def delete(
         self,
         api_version: str,
         kind: str,
@@ -94,31 +193,15 @@ class Client(Protocol):
         *,
         namespace: str | None = None,
         preconditions: Preconditions | None = None,
-        propagation_policy: PropagationPolicy = "Background",
+        propagation_policy: PropagationPolicy | None = None,
+        dry_run: bool = False,
     ) -> Obj | None:
-        """Delete the object: None when it is gone, or the object when finalizers still hold it."""
+        """Delete the object: None when it is gone, or the object when finalizers still hold it.
+
+        ``propagation_policy`` None is the server's default for the kind (``Background``).
+        """
         ...
 
-
-class ClientReader:
-    """A :class:`~clusterclass.topology.reader.Reader` over a :class:`Client`.
-
-    The Reader's namespace ``""`` (cluster-scoped) becomes None, and ``list`` keeps only objects in
-    exactly the namespace asked for, as :class:`~clusterclass.topology.reader.ObjectIndex` does (so
-    ``""`` never lists a namespaced kind across all namespaces). A NotFound on ``get`` becomes None.
-    Any other API error propagates (a namespaced kind asked for with ``""`` is a BadRequest): the
-    pipeline must not mistake an unreachable server for a missing object.
-    """
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
-        try:
-            return self.client.get(api_version, kind, name, namespace=namespace or None)
-        except NotFound:
-            return None
-
-    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
-        items, _ = self.client.list(api_version, kind, namespace=namespace or None, label_selector=from_labels(labels))
-        return sorted((obj for obj in items if namespace_of(obj) == namespace), key=name_of)
+    async def close(self) -> None:
+        """Release connections; the client is not used afterwards."""
+        ...

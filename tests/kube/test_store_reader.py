@@ -1,7 +1,7 @@
-"""ClientReader: the topology pipeline reading from a MemoryStore computes what it computes offline.
+"""StoreReader: the topology pipeline reading from a MemoryStore computes what it computes offline.
 
 The example ClusterClass with MachinePools (``examples/machinepools``) is created in a store; the
-pipeline then runs twice over the same objects, once through :class:`ClientReader` and once through
+pipeline then runs twice over the same objects, once through :class:`StoreReader` and once through
 :class:`ObjectIndex`, and must agree. After the planned creates and updates are written to the store,
 a second round finds the MachineDeployment and MachinePools it created (a labelled list through the
 store) and again agrees with the offline reader.
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.client import ClientReader
 from clusterclass.kube.errors import BadRequest, NotFound
 from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.store_reader import StoreReader
 from clusterclass.plan.loader import load
 from clusterclass.topology.changes import compute_changes
 from clusterclass.topology.desired import Computation
@@ -37,12 +37,12 @@ def config_map(name: str, labels: dict[str, str]) -> Obj:
 
 
 def test_client_reader_is_a_reader() -> None:
-    reader: Reader = ClientReader(MemoryStore())
+    reader: Reader = StoreReader(MemoryStore())
     assert reader.get("v1", "Namespace", "", "default") is not None
 
 
 def test_get_returns_none_for_a_missing_object() -> None:
-    reader = ClientReader(MemoryStore())
+    reader = StoreReader(MemoryStore())
     assert reader.get(CAPI, "Cluster", "default", "nope") is None
     assert reader.get("example.com/v1", "Unknown", "default", "nope") is None
 
@@ -51,7 +51,7 @@ def test_list_translates_the_label_map() -> None:
     store = MemoryStore()
     for name, labels in [("b", {"app": "web", "tier": "x"}), ("a", {"app": "web"}), ("c", {"tier": "x"})]:
         store.create(config_map(name, labels))
-    reader = ClientReader(store)
+    reader = StoreReader(store)
     names = [o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default", {"app": "web"})]
     assert names == ["a", "b"]
     names = [o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default", {"tier": None})]
@@ -62,7 +62,7 @@ def test_list_translates_the_label_map() -> None:
 
 
 def test_errors_other_than_not_found_propagate() -> None:
-    reader = ClientReader(MemoryStore())
+    reader = StoreReader(MemoryStore())
     with pytest.raises(BadRequest):
         reader.get(CAPI, "Cluster", "", "no-namespace")
     with pytest.raises(NotFound):
@@ -95,7 +95,7 @@ def _desired_objects(computation: Computation) -> dict[str, object]:
 
 def _compute_both(store: MemoryStore) -> tuple[Computation, Computation]:
     cluster = store.get(CAPI, "Cluster", "demo", namespace="default")
-    through_store = compute_topology(cluster, ClientReader(store), nodes=NoNodes(), rng=random.Random(7))
+    through_store = compute_topology(cluster, StoreReader(store), nodes=NoNodes(), rng=random.Random(7))
     offline = compute_topology(cluster, ObjectIndex(_all_objects(store)), nodes=NoNodes(), rng=random.Random(7))
     return through_store, offline
 
