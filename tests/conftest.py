@@ -6,9 +6,65 @@ not by chance on a submission.
 """
 
 import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import pytest
 from hypothesis import settings
+from support.real_apiserver import BinariesMissing, RealApiServer, find_binaries
 
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+# -- the real kube-apiserver (tests/support/real_apiserver.py) ------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "real_apiserver: uses the real kube-apiserver and etcd (deselect with -m 'not real_apiserver')"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses the real kube-apiserver, so ``-m 'not real_apiserver'`` leaves them out."""
+    for item in items:
+        if "real_apiserver" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_apiserver)
+
+
+def real_apiserver_binaries_or_skip() -> Any:
+    """The binaries; without them the test is skipped, except in CI (``CI`` set), where it fails."""
+    try:
+        return find_binaries()
+    except BinariesMissing as missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the real kube-apiserver: {missing}")
+        pytest.skip(str(missing))
+
+
+@pytest.fixture(scope="session")
+def real_apiserver() -> Iterator[RealApiServer]:
+    """One etcd and kube-apiserver for the whole session, with the Cluster API CRDs installed."""
+    server = RealApiServer(real_apiserver_binaries_or_skip()).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def real_namespace(real_apiserver: RealApiServer) -> str:
+    """A fresh namespace on the real kube-apiserver for this test (never deleted: no namespace controller runs)."""
+    return real_apiserver.create_namespace("test-")
+
+
+@pytest.fixture
+async def real_client(real_apiserver: RealApiServer) -> AsyncIterator[Any]:
+    """A :class:`~clusterclass.kube.client.Client` for the real kube-apiserver, closed after the test."""
+    client = real_apiserver.client()
+    try:
+        yield client
+    finally:
+        await client.close()

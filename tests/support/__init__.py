@@ -1,0 +1,1 @@
+"""Test support shared by several test directories: the real kube-apiserver harness (``real_apiserver``)."""

@@ -1,0 +1,528 @@
+"""A real kube-apiserver and etcd for tests, started the way controller-runtime's envtest starts them.
+
+The contract suite holds the memory store and the embedded HTTP front to what a real kube-apiserver
+does, so the truth has to be a real one: the binaries ``scripts/build-apiserver.sh`` builds from the
+official Go modules. This module copies envtest's behaviour (``shared/design/real-apiserver.md`` §1)
+closely enough that what passes here passes under envtest:
+
+- binaries come from ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD`` / ``TEST_ASSET_KUBECTL``,
+  then ``$KUBEBUILDER_ASSETS``, then the build script's own cache directory (its version defaults
+  are read from the script, so the two never drift), then ``/usr/local/kubebuilder/bin``;
+- a fresh serving CA, client CA and service-account signing pair per start (``clusterclass.kube.certs``);
+- etcd on free loopback ports with ``--unsafe-no-fsync``, then kube-apiserver with envtest's flags;
+- a kubeconfig for user ``admin`` in group ``system:masters`` (which bypasses RBAC);
+- ready when ``/readyz`` answers and namespace ``default`` exists; then the Cluster API CRDs are
+  installed and discovery lists every served version of them.
+
+Setup talks to the servers with the standard library only, so the harness does not depend on the
+client it is used to test. Every process runs in its own process group and is stopped with SIGTERM,
+then SIGKILL; temporary directories are removed; an ``atexit`` hook covers crashed runs.
+
+Nothing here runs kube-controller-manager: no garbage collector, no namespace controller. Tests use
+a fresh namespace each and never wait for one to go away.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterclass.kube.certs import CertificateAuthority, signing_key_pair
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO / "scripts" / "build-apiserver.sh"
+
+#: where the Cluster API CRDs are read from, first found wins: the package's copy, then the shared tree
+CRD_DIRS = (REPO / "clusterclass" / "kube" / "upstream_crds", REPO.parent / "shared" / "upstream" / "crds")
+
+#: envtest's default start and stop timeouts are 20s each; two shared cores need more to start
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 20.0
+START_ATTEMPTS = 3
+
+#: resources whose watch cache is off, so that their watches read etcd directly and a compacted
+#: resourceVersion answers 410 Gone (the watch cache keeps its own window and would hide compaction)
+UNCACHED_RESOURCES = ("configmaps",)
+
+
+class BinariesMissing(Exception):
+    """kube-apiserver or etcd is not where the harness looks; the message says where it looked."""
+
+
+class StartError(Exception):
+    """etcd or kube-apiserver did not come up; the message carries the end of its log."""
+
+
+@dataclass(frozen=True)
+class Binaries:
+    kube_apiserver: Path
+    etcd: Path
+    #: optional: only tests that drive kubectl need it
+    kubectl: Path | None
+
+
+def _script_default(variable: str, fallback: str) -> str:
+    """The default the build script gives ``variable`` (``K8S_VERSION="${K8S_VERSION:-v1.37.2}"``)."""
+    try:
+        text = BUILD_SCRIPT.read_text()
+    except OSError:
+        return fallback
+    found = re.search(rf'^{variable}="\$\{{{variable}:-([^}}]+)\}}"', text, re.MULTILINE)
+    return found.group(1) if found else fallback
+
+
+def default_assets_dir() -> Path:
+    """The directory ``scripts/build-apiserver.sh`` fills with symlinks to the binaries it built."""
+    cache = Path(os.environ.get("CLUSTERCLASS_CACHE") or Path.home() / ".cache" / "clusterclass")
+    k8s = os.environ.get("K8S_VERSION") or _script_default("K8S_VERSION", "v1.37.2")
+    etcd = os.environ.get("ETCD_VERSION") or _script_default("ETCD_VERSION", "v3.6.16")
+    return cache / "bin" / f"assets-{k8s}-etcd-{etcd}"
+
+
+def _asset_env(name: str) -> str:
+    """envtest's variable for one binary: ``kube-apiserver`` → ``TEST_ASSET_KUBE_APISERVER``."""
+    return "TEST_ASSET_" + re.sub(r"[^A-Z0-9]", "_", name.upper())
+
+
+def find_binary(name: str) -> tuple[Path | None, list[str]]:
+    """Where ``name`` is, in envtest's order (plus the build script's cache), and every place looked at.
+
+    Unlike envtest, a path that does not exist is skipped, so a missing build skips tests instead of
+    failing them outside CI; a ``TEST_ASSET_*`` variable, being explicit, is taken as it is.
+    """
+    explicit = os.environ.get(_asset_env(name))
+    if explicit:
+        return Path(explicit), [f"${_asset_env(name)}={explicit}"]
+    dirs: list[Path] = []
+    if os.environ.get("KUBEBUILDER_ASSETS"):
+        dirs.append(Path(os.environ["KUBEBUILDER_ASSETS"]))
+    dirs += [default_assets_dir(), Path("/usr/local/kubebuilder/bin")]
+    looked = [str(d / name) for d in dirs]
+    for directory in dirs:
+        candidate = directory / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate, looked
+    return None, looked
+
+
+def find_binaries() -> Binaries:
+    """kube-apiserver and etcd (and kubectl when present); :class:`BinariesMissing` names what is absent."""
+    apiserver, looked_a = find_binary("kube-apiserver")
+    etcd, looked_e = find_binary("etcd")
+    kubectl, _ = find_binary("kubectl")
+    if apiserver is None or etcd is None:
+        looked = looked_a if apiserver is None else looked_e
+        missing = "kube-apiserver" if apiserver is None else "etcd"
+        raise BinariesMissing(
+            f"{missing} not found (looked at {', '.join(looked)}); build it with `bash scripts/build-apiserver.sh` "
+            "or point KUBEBUILDER_ASSETS / TEST_ASSET_* at it"
+        )
+    return Binaries(apiserver, etcd, kubectl)
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (bind port 0, read it, close), as envtest picks them."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Process:
+    """One child in its own process group, its output in a log file."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        self.popen = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def exited(self) -> bool:
+        return self.popen.poll() is not None
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGTERM the process group, wait up to ``timeout``, then SIGKILL it."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+        self._log.close()
+
+
+class RealApiServer:
+    """An etcd and a kube-apiserver on loopback, started by :meth:`start` and removed by :meth:`stop`.
+
+    After :meth:`start`: :attr:`server` is the ``https://127.0.0.1:<port>`` URL, :attr:`kubeconfig`
+    a kubeconfig file for user ``admin`` (group ``system:masters``), :meth:`client` a
+    :class:`~clusterclass.kube.client.Client` for it. :meth:`request` is a small synchronous admin
+    request for setup work; :meth:`compact` makes every resourceVersion before now too old to watch
+    from (for resources in :data:`UNCACHED_RESOURCES`).
+    """
+
+    def __init__(
+        self,
+        binaries: Binaries | None = None,
+        *,
+        crd_dirs: tuple[Path, ...] | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self.binaries = binaries or find_binaries()
+        self._crd_dirs = crd_dirs
+        self._extra_args = extra_args
+        self._tmp: Path | None = None
+        self._processes: list[_Process] = []
+        self._ssl: ssl.SSLContext | None = None
+        self.port = 0
+        self.etcd_port = 0
+        self.kubeconfig = Path()
+        self.crds: list[dict[str, Any]] = []
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def etcd_url(self) -> str:
+        return f"http://127.0.0.1:{self.etcd_port}"
+
+    @property
+    def workdir(self) -> Path:
+        """The temporary directory with certificates, the kubeconfig, etcd's data and both logs."""
+        assert self._tmp is not None, "not started"
+        return self._tmp
+
+    def start(self) -> RealApiServer:
+        """Start etcd and kube-apiserver, retried on fresh ports as envtest retries; install the CRDs."""
+        atexit.register(self.stop)
+        failure: Exception | None = None
+        for _ in range(START_ATTEMPTS):
+            try:
+                self._start_once()
+                break
+            except StartError as error:
+                failure = error
+                self._stop_processes()
+        else:
+            self.stop()
+            raise StartError(f"control plane did not start after {START_ATTEMPTS} attempts: {failure}")
+        try:
+            self._wait_for_default_namespace()
+            self.install_crds(self._crd_files())
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop kube-apiserver, then etcd; remove the temporary directory. Safe to call twice."""
+        self._stop_processes()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        atexit.unregister(self.stop)
+
+    def __enter__(self) -> RealApiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _stop_processes(self) -> None:
+        for process in reversed(self._processes):
+            process.stop()
+        self._processes.clear()
+
+    def _start_once(self) -> None:
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="k8s_test_framework_"))
+        attempt = Path(tempfile.mkdtemp(prefix="attempt-", dir=self._tmp))
+        self.etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
+        self._start_etcd(attempt, peer_port)
+        certs = self._write_certificates(attempt / "certs")
+        self._start_apiserver(attempt, certs)
+
+    def _start_etcd(self, workdir: Path, peer_port: int) -> None:
+        peer = f"http://127.0.0.1:{peer_port}"
+        process = _Process(
+            "etcd",
+            [
+                str(self.binaries.etcd),
+                f"--data-dir={workdir / 'etcd'}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=default={peer}",
+                "--unsafe-no-fsync=true",
+            ],
+            workdir / "etcd.log",
+        )
+        self._processes.append(process)
+        self._wait(process, self._etcd_healthy, "etcd /health")
+
+    def _etcd_healthy(self) -> bool:
+        status, body = self._etcd_call("GET", "/health")
+        return status == 200 and isinstance(body, dict) and body.get("health") == "true"
+
+    def _write_certificates(self, certdir: Path) -> dict[str, Path]:
+        """The serving pair, the client CA with an admin certificate, and the service-account signing pair."""
+        certdir.mkdir(parents=True)
+        serving_ca = CertificateAuthority("envtest-environment")
+        client_ca = CertificateAuthority("envtest-client-ca")
+        serving = serving_ca.issue_server(["localhost", "127.0.0.1"])
+        admin = client_ca.issue_client("admin", ["system:masters"])
+        signer = signing_key_pair()
+        files = {
+            "serving-ca": serving_ca.cert_pem,
+            "apiserver.crt": serving.cert_pem,
+            "apiserver.key": serving.key_pem,
+            "client-cert-auth-ca.crt": client_ca.cert_pem,
+            "admin.crt": admin.cert_pem,
+            "admin.key": admin.key_pem,
+            "sa-signer.crt": signer.cert_pem,
+            "sa-signer.key": signer.key_pem,
+        }
+        paths = {}
+        for name, pem in files.items():
+            path = certdir / name
+            path.write_bytes(pem)
+            path.chmod(0o600)
+            paths[name] = path
+        return paths
+
+    def _start_apiserver(self, workdir: Path, certs: dict[str, Path]) -> None:
+        args = [
+            str(self.binaries.kube_apiserver),
+            f"--etcd-servers={self.etcd_url}",
+            f"--cert-dir={certs['apiserver.crt'].parent}",
+            f"--tls-cert-file={certs['apiserver.crt']}",
+            f"--tls-private-key-file={certs['apiserver.key']}",
+            f"--secure-port={self.port}",
+            "--bind-address=127.0.0.1",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--disable-admission-plugins=ServiceAccount",
+            "--authorization-mode=RBAC",
+            f"--client-ca-file={certs['client-cert-auth-ca.crt']}",
+            f"--service-account-issuer={self.server}/",
+            f"--service-account-key-file={certs['sa-signer.crt']}",
+            f"--service-account-signing-key-file={certs['sa-signer.key']}",
+            "--watch-cache-sizes=" + ",".join(f"{resource}#0" for resource in UNCACHED_RESOURCES),
+            *self._extra_args,
+        ]
+        process = _Process("kube-apiserver", args, workdir / "kube-apiserver.log")
+        self._processes.append(process)
+        self._ssl = ssl.create_default_context(cafile=str(certs["serving-ca"]))
+        self._ssl.load_cert_chain(str(certs["admin.crt"]), str(certs["admin.key"]))
+        self._wait(process, lambda: self.request("GET", "/readyz")[0] == 200, "kube-apiserver /readyz")
+        self.kubeconfig = self._write_kubeconfig(certs)
+
+    def _write_kubeconfig(self, certs: dict[str, Path]) -> Path:
+        """A kubeconfig with everything inline; cluster, user and context are named ``envtest``, as envtest's."""
+
+        def b64(path: Path) -> str:
+            return base64.b64encode(path.read_bytes()).decode()
+
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "envtest",
+                    "cluster": {"server": self.server, "certificate-authority-data": b64(certs["serving-ca"])},
+                }
+            ],
+            "users": [
+                {
+                    "name": "envtest",
+                    "user": {
+                        "client-certificate-data": b64(certs["admin.crt"]),
+                        "client-key-data": b64(certs["admin.key"]),
+                    },
+                }
+            ],
+            "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "envtest"}}],
+            "current-context": "envtest",
+        }
+        path = self.workdir / "kubeconfig"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    def _wait(self, process: _Process, ready: Callable[[], bool], what: str, timeout: float = START_TIMEOUT) -> None:
+        """Poll ``ready`` until it holds; :class:`StartError` with the log's tail when the process dies or times out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.exited():
+                raise StartError(f"{process.name} exited with {process.popen.returncode}:\n{process.tail()}")
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if ready():
+                    return
+            time.sleep(0.1)
+        raise StartError(f"{what} not ready after {timeout:.0f}s:\n{process.tail()}")
+
+    def _wait_for_default_namespace(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.request("GET", "/api/v1/namespaces/default")[0] != 200:
+            if time.monotonic() > deadline:
+                raise StartError("namespace default did not appear")
+            time.sleep(0.05)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json", timeout: float = 30
+    ) -> tuple[int, Any]:
+        """One request as ``admin``: the status code and the decoded JSON body (the text when it is not JSON)."""
+        assert self._ssl is not None, "not started"
+        connection = http.client.HTTPSConnection("127.0.0.1", self.port, context=self._ssl, timeout=timeout)
+        return _exchange(connection, method, path, body, content_type)
+
+    def _etcd_call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=10)
+        return _exchange(connection, method, path, body, "application/json")
+
+    def create_namespace(self, prefix: str = "test-") -> str:
+        """A new namespace named ``prefix`` plus a random suffix (``generateName``); its name."""
+        status, body = self.request("POST", "/api/v1/namespaces", {"metadata": {"generateName": prefix}})
+        if status != 201:
+            raise RuntimeError(f"creating a namespace answered {status}: {body}")
+        return str(body["metadata"]["name"])
+
+    def etcd_revision(self) -> int:
+        """etcd's current revision, which is the newest resourceVersion kube-apiserver has written."""
+        status, body = self._etcd_call("POST", "/v3/kv/range", {"key": _b64(b"/")})
+        if status != 200:
+            raise RuntimeError(f"etcd range answered {status}: {body}")
+        return int(body["header"]["revision"])
+
+    def compact(self) -> int:
+        """Compact etcd at its current revision: watches of uncached resources from older ones answer 410 Gone."""
+        revision = self.etcd_revision()
+        status, body = self._etcd_call("POST", "/v3/kv/compaction", {"revision": str(revision), "physical": True})
+        if status != 200:
+            raise RuntimeError(f"etcd compaction answered {status}: {body}")
+        return revision
+
+    # -- CRDs -----------------------------------------------------------------------------------
+
+    def _crd_files(self) -> list[Path]:
+        dirs = self._crd_dirs if self._crd_dirs is not None else next(((d,) for d in CRD_DIRS if d.is_dir()), ())
+        return sorted(p for d in dirs for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+
+    def install_crds(self, files: list[Path], timeout: float = 60.0) -> None:
+        """Create (or replace) every CRD in ``files``; wait until each is Established and in discovery."""
+        crds: dict[tuple[str, str], dict[str, Any]] = {}
+        for path in files:
+            for doc in yaml.safe_load_all(path.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    spec = doc.get("spec") or {}
+                    if spec.get("group") and (spec.get("names") or {}).get("kind"):
+                        crds[(spec["group"], doc["metadata"]["name"])] = doc
+        base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        for crd in crds.values():
+            status, body = self.request("POST", base, crd)
+            if status == 409:
+                name = crd["metadata"]["name"]
+                _, current = self.request("GET", f"{base}/{name}")
+                version = current["metadata"]["resourceVersion"]
+                replacement = {**crd, "metadata": {**crd["metadata"], "resourceVersion": version}}
+                status, body = self.request("PUT", f"{base}/{name}", replacement)
+            if status not in (200, 201):
+                raise StartError(f"installing CRD {crd['metadata']['name']} answered {status}: {body}")
+        deadline = time.monotonic() + timeout
+        for crd in crds.values():
+            while not self._crd_served(crd):
+                if time.monotonic() > deadline:
+                    raise StartError(f"CRD {crd['metadata']['name']} not served after {timeout:.0f}s")
+                time.sleep(0.1)
+        self.crds = list(crds.values())
+
+    def _crd_served(self, crd: dict[str, Any]) -> bool:
+        """Established, and every served version lists the plural in discovery (envtest's WaitForCRDs)."""
+        name, spec = crd["metadata"]["name"], crd["spec"]
+        status, body = self.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+        conditions = (body.get("status") or {}).get("conditions") or [] if status == 200 else []
+        if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+            return False
+        for version in spec["versions"]:
+            if not version.get("served"):
+                continue
+            status, body = self.request("GET", f"/apis/{spec['group']}/{version['name']}")
+            if status != 200 or spec["names"]["plural"] not in {r.get("name") for r in body.get("resources", [])}:
+                return False
+        return True
+
+    # -- clients --------------------------------------------------------------------------------
+
+    def client(self) -> Any:
+        """A new :class:`~clusterclass.kube.client.Client` for this server (the HTTP backend); close it after use."""
+        from clusterclass.kube.http import HttpClient  # type: ignore[import-not-found,unused-ignore]
+
+        return HttpClient.from_kubeconfig(self.kubeconfig)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _exchange(
+    connection: http.client.HTTPConnection, method: str, path: str, body: Any, content_type: str
+) -> tuple[int, Any]:
+    try:
+        payload = None if body is None else (body if isinstance(body, bytes | str) else json.dumps(body))
+        headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = content_type
+        connection.request(method, path, body=payload, headers=headers)
+        response = connection.getresponse()
+        raw = response.read()
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(raw)
+    except ValueError:
+        return response.status, raw.decode(errors="replace")
+
+
+@contextlib.contextmanager
+def running(**kwargs: Any) -> Iterator[RealApiServer]:
+    """A started :class:`RealApiServer`, stopped on exit."""
+    server = RealApiServer(**kwargs).start()
+    try:
+        yield server
+    finally:
+        server.stop()
