@@ -46,6 +46,7 @@ from typing import Any
 import yaml
 
 from clusterclass.kube.certs import CertificateAuthority, signing_key_pair
+from clusterclass.kube.client import Client
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-apiserver.sh"
@@ -61,6 +62,9 @@ START_ATTEMPTS = 3
 #: resources whose watch cache is off, so that their watches read etcd directly and a compacted
 #: resourceVersion answers 410 Gone (the watch cache keeps its own window and would hide compaction)
 UNCACHED_RESOURCES = ("configmaps",)
+
+#: an etcd key outside kube-apiserver's ``/registry`` prefix, written to move etcd's revision on
+COMPACTION_KEY = b"/clusterclass-test/compaction"
 
 
 class BinariesMissing(Exception):
@@ -430,7 +434,16 @@ class RealApiServer:
         return int(body["header"]["revision"])
 
     def compact(self) -> int:
-        """Compact etcd at its current revision: watches of uncached resources from older ones answer 410 Gone."""
+        """Make every resourceVersion up to now too old to watch from (uncached resources answer 410 Gone).
+
+        A watch from resourceVersion ``r`` reads etcd from revision ``r + 1`` and needs the revision
+        before its first event, so compacting at the newest revision is not enough for the newest
+        ``r``: two writes to a key outside ``/registry`` come first. Returns the compacted revision.
+        """
+        for _ in range(2):
+            status, body = self._etcd_call("POST", "/v3/kv/put", {"key": _b64(COMPACTION_KEY), "value": _b64(b"x")})
+            if status != 200:
+                raise RuntimeError(f"etcd put answered {status}: {body}")
         revision = self.etcd_revision()
         status, body = self._etcd_call("POST", "/v3/kv/compaction", {"revision": str(revision), "physical": True})
         if status != 200:
@@ -488,9 +501,13 @@ class RealApiServer:
 
     # -- clients --------------------------------------------------------------------------------
 
-    def client(self) -> Any:
-        """A new :class:`~clusterclass.kube.client.Client` for this server (the HTTP backend); close it after use."""
-        from clusterclass.kube.http import HttpClient  # type: ignore[import-not-found,unused-ignore]
+    def client(self) -> Client:
+        """A new :class:`~clusterclass.kube.client.Client` for this server (the HTTP backend); close it after use.
+
+        The HTTP session opens on first use, on the event loop that uses it, so one test's client
+        never outlives that test's loop.
+        """
+        from clusterclass.kube.http import HttpClient
 
         return HttpClient.from_kubeconfig(self.kubeconfig)
 
