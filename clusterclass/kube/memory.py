@@ -2,7 +2,7 @@
 
 The embedded management cluster and most tests run against this store instead of a real
 kube-apiserver, so it keeps the rules a controller depends on, the way the API server's generic
-registry and the CRD strategy apply them:
+registry, the CRD strategy and the controllers of kube-controller-manager apply them:
 
 - every write gets the next value of one global ``resourceVersion`` counter; a write that changes
   nothing is not a write and keeps it;
@@ -15,32 +15,42 @@ registry and the CRD strategy apply them:
 - delete of an object with finalizers marks it (``deletionTimestamp``) and the update that removes
   the last finalizer removes it; no new finalizer may be added once deletion started;
 - namespaced objects need their Namespace; ``default`` exists from the start;
-- ``dry_run`` runs every check and stores nothing; every object returned is a deep copy.
+- ``dry_run`` runs every check and stores nothing; every object returned is the caller's copy;
+- every write is recorded for :meth:`MemoryStore.watch` (see :mod:`clusterclass.kube.watch`).
 
-Kinds must be registered (:meth:`MemoryStore.register_kind`); Cluster API's and the few core kinds
-the controllers use are registered from the start. Objects are kept in the version they were
-written in and served in any registered version of their kind by rewriting ``apiVersion``, as a
-CRD with conversion strategy ``None`` is served.
+Kinds must be registered: the built-in kinds a management cluster needs are, and creating a
+``CustomResourceDefinition`` registers its kind (deleting it removes its objects, then the kind).
+Objects are kept in the version they were written in and served in any registered version of
+their kind by rewriting ``apiVersion``, as a CRD with conversion strategy ``None`` is served.
 
-Not here yet: watch, server-side apply and managedFields, CRD schema defaulting and validation,
-garbage collection (``propagation_policy`` is accepted and checked, dependents are not deleted),
-the namespace controller, persistence, serving it over HTTP.
+What kube-controller-manager would do later, the store does at the end of the write that causes
+it, before the write returns: the namespace controller empties a deleted Namespace and removes it,
+the CRD finalizer removes a deleted CRD's objects, and the CRD controllers accept names and mark a
+new CRD Established. Those follow-up writes get their own resourceVersions and watch events.
+
+Writes are transactional: the changes one call makes (with every follow-up write) are kept in
+memory, committed to the state file when there is one, and only then published to watches; a
+failure undoes them all.
+
+Not here yet: server-side apply and managedFields, CRD schema defaulting and validation, garbage
+collection (``propagation_policy`` is accepted and checked, dependents are not deleted).
 """
 
 from __future__ import annotations
 
-import copy
+import os
 import random
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from clusterclass.api.objects import Obj, split_api_version
-from clusterclass.kube.client import LabelSelector, Preconditions, PropagationPolicy
+from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -51,11 +61,30 @@ from clusterclass.kube.errors import (
     NotFound,
     make_status,
 )
+from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.mergepatch import merge_patch
+from clusterclass.kube.persistence import SqliteState
 from clusterclass.kube.selectors import SelectorError, as_selector
+from clusterclass.kube.watch import (
+    DEFAULT_BOOKMARK_INTERVAL,
+    DEFAULT_BUFFER_SIZE,
+    DEFAULT_HISTORY_SIZE,
+    Change,
+    MemoryWatch,
+    WatchHub,
+)
 
 DEFAULT_NAMESPACE = "default"
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
+#: the field manager of writes that name none (kube-apiserver derives one from the user agent)
+DEFAULT_FIELD_MANAGER = "clusterclass"
+
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+CRD_KIND = "CustomResourceDefinition"
+#: the finalizer kube-apiserver puts on a deleted CRD until its custom resources are gone
+CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+#: the ``spec.finalizers`` entry the namespace controller removes once a deleted namespace is empty
+NAMESPACE_FINALIZER = "kubernetes"
 
 #: plurals the simple English rules of :func:`plural_of` get wrong
 PLURAL_OVERRIDES = {"Endpoints": "endpoints"}
@@ -85,6 +114,8 @@ class KindInfo:
     #: whether the server keeps metadata.generation (every custom resource; few built-in kinds)
     generation: bool
     versions: frozenset[str] = field(default_factory=frozenset)
+    #: the name of the CRD that serves this kind; "" for built-in kinds and plain registrations
+    crd: str = ""
 
     @property
     def resource(self) -> str:
@@ -102,14 +133,18 @@ _BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta1"
 _CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
 _INFRASTRUCTURE = "infrastructure.cluster.x-k8s.io/v1beta1"
 
-#: (apiVersion, kind, namespaced, status subresource, generation) registered in every new store:
-#: the Cluster API CRDs of ``shared/upstream/crds`` and the built-in kinds the controllers use
-DEFAULT_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
+#: (apiVersion, kind, namespaced, status subresource, generation): the built-in kinds of every store
+BUILTIN_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     ("v1", "Namespace", False, True, False),
     ("v1", "Secret", True, False, False),
     ("v1", "ConfigMap", True, False, False),
     ("v1", "Event", True, False, False),
     ("coordination.k8s.io/v1", "Lease", True, False, False),
+    (CRD_API_VERSION, CRD_KIND, False, True, True),
+)
+
+#: the Cluster API kinds of ``shared/upstream/crds``, registered in every new store
+CLUSTER_API_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     (_CAPI, "Cluster", True, True, True),
     (_CAPI, "ClusterClass", True, True, True),
     (_CAPI, "Machine", True, True, True),
@@ -130,6 +165,9 @@ DEFAULT_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     ("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig", False, True, True),
 )
 
+#: every kind registered in a new store
+DEFAULT_KINDS = BUILTIN_KINDS + CLUSTER_API_KINDS
+
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN_MESSAGE = (
@@ -146,7 +184,14 @@ _LABEL_MESSAGE = (
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 
+#: (group, kind, namespace, name); namespace "" for cluster-scoped kinds
 Key = tuple[str, str, str, str]
+KindKey = tuple[str, str]
+#: (namespace, name) inside one kind
+NameKey = tuple[str, str]
+
+_NAMESPACE: KindKey = ("", "Namespace")
+_CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
 
 
 def _utc_now() -> datetime:
@@ -166,15 +211,53 @@ def _go_quote(value: Any) -> str:
     return f'"{text}"'
 
 
-def _without(obj: Obj, *fields: str) -> Obj:
-    return {k: v for k, v in obj.items() if k not in fields}
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts, lists, scalars), several times faster than ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    return value
+
+
+_MISSING = object()
+
+
+def _same_except(old: Obj, new: Obj, ignored: tuple[str, ...]) -> bool:
+    """Whether two objects agree on every top-level field but ``apiVersion`` and ``ignored``."""
+    keys = (old.keys() | new.keys()) - {"apiVersion", *ignored}
+    return all(old.get(key, _MISSING) == new.get(key, _MISSING) for key in keys)
+
+
+@dataclass
+class _Transaction:
+    """The changes of one outermost write call, until they are committed and published."""
+
+    start_version: int
+    #: (kind, name key, what was stored before), in order, to undo a failed write
+    undo: list[tuple[KindKey, NameKey, Obj | None]] = field(default_factory=list)
+    changes: list[tuple[KindKey, Change]] = field(default_factory=list)
+    #: net effect for the state file: key → stored object, or None when deleted
+    net: dict[Key, Obj | None] = field(default_factory=dict)
+    #: follow-up work of kube-controller-manager's controllers: ("namespace" | "crd", name)
+    work: list[tuple[str, str]] = field(default_factory=list)
 
 
 class MemoryStore:
-    """A :class:`~clusterclass.kube.client.Client` holding objects in memory, with API-server rules.
+    """The synchronous engine of the in-process API server, with kube-apiserver's rules.
 
     ``clock`` gives creation and deletion timestamps; ``rng`` the ``generateName`` suffixes;
     ``new_uid`` the object UIDs (uuid4 by default). All three are for reproducible tests.
+
+    ``state_path`` keeps the objects in a SQLite file (:mod:`clusterclass.kube.persistence`): every
+    write is committed there before it returns, and a store opened on an existing file starts with
+    its objects and resourceVersion. ``durability`` ``"NORMAL"`` trades power-loss safety for speed.
+
+    ``history_size`` (changes kept per kind for watches from a resourceVersion), ``watch_buffer``
+    (events a watch may have waiting before it is terminated) and ``bookmark_interval`` (seconds of
+    quiet before a bookmark) tune :meth:`watch`.
+
     The store is safe to use from several threads: every call holds one lock.
     """
 
@@ -184,19 +267,49 @@ class MemoryStore:
         clock: Callable[[], datetime] = _utc_now,
         rng: random.Random | None = None,
         new_uid: Callable[[], str] | None = None,
+        state_path: str | os.PathLike[str] | None = None,
+        durability: Literal["FULL", "NORMAL"] = "FULL",
+        history_size: int = DEFAULT_HISTORY_SIZE,
+        watch_buffer: int = DEFAULT_BUFFER_SIZE,
+        bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
     ) -> None:
         self._clock = clock
         self._rng = rng or random.Random()
         self._new_uid = new_uid or (lambda: str(uuid.uuid4()))
         self._lock = threading.RLock()
-        self._kinds: dict[tuple[str, str], KindInfo] = {}
-        self._objects: dict[Key, Obj] = {}
+        self._kinds: dict[KindKey, KindInfo] = {}
+        self._objects: dict[KindKey, dict[NameKey, Obj]] = {}
+        self._namespace_content: dict[str, int] = {}
         self._resource_version = 0
+        self._transaction: _Transaction | None = None
+        self._hub = WatchHub(
+            self._lock,
+            lambda: self._resource_version,
+            _served_at,
+            history_size=history_size,
+            buffer_size=watch_buffer,
+            bookmark_interval=bookmark_interval,
+        )
+        self._state = SqliteState(state_path, synchronous=durability) if state_path is not None else None
+        stored: list[Obj] = []
+        if self._state is not None:
+            stored, self._resource_version = self._state.load()
         for api_version, kind, namespaced, status, generation in DEFAULT_KINDS:
             self.register_kind(
                 api_version, kind, namespaced=namespaced, status_subresource=status, generation=generation
             )
-        self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
+        if stored:
+            self._restore(stored)
+        else:
+            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
+
+    def close(self) -> None:
+        """End every watch and close the state file; the store is not used afterwards."""
+        with self._lock:
+            for kind_key in list(self._kinds):
+                self._hub.drop_kind(kind_key)
+            if self._state is not None:
+                self._state.close()
 
     # -- kinds ---------------------------------------------------------------------------------------
 
@@ -219,17 +332,25 @@ class MemoryStore:
         with self._lock:
             known = self._kinds.get((group, kind))
             versions = (known.versions if known else frozenset()) | {version}
-            info = KindInfo(
-                group=group,
-                kind=kind,
-                plural=plural or plural_of(kind),
-                namespaced=namespaced,
-                status_subresource=status_subresource,
-                generation=generation,
-                versions=versions,
+            return self._register(
+                KindInfo(
+                    group=group,
+                    kind=kind,
+                    plural=plural or plural_of(kind),
+                    namespaced=namespaced,
+                    status_subresource=status_subresource,
+                    generation=generation,
+                    versions=versions,
+                )
             )
-            self._kinds[(group, kind)] = info
-            return info
+
+    def _register(self, info: KindInfo) -> KindInfo:
+        kind_key = (info.group, info.kind)
+        if kind_key not in self._kinds:
+            self._hub.history(kind_key)  # the watch window of a new kind starts now
+        self._kinds[kind_key] = info
+        self._objects.setdefault(kind_key, {})
+        return info
 
     def kinds(self) -> list[KindInfo]:
         """Every registered kind, by group and kind."""
@@ -247,6 +368,14 @@ class MemoryStore:
             raise NotFound.new("the server could not find the requested resource")
         return info
 
+    def resource(self, api_version: str, kind: str) -> Resource:
+        """Discovery: how ``kind`` is served in ``api_version``; NotFound when it is not."""
+        with self._lock:
+            info = self.kind_info(api_version, kind)
+            return Resource.of(
+                api_version, kind, info.plural, namespaced=info.namespaced, status=info.status_subresource
+            )
+
     # -- reads ---------------------------------------------------------------------------------------
 
     @property
@@ -258,7 +387,7 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             stored = self._stored(info, self._namespace(info, namespace), name)
-            return self._served(stored, api_version)
+            return _served(stored, api_version)
 
     def list(
         self,
@@ -267,7 +396,8 @@ class MemoryStore:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
-    ) -> tuple[list[Obj], str]:
+    ) -> ObjectList:
+        """The matching objects, ordered by namespace and name, and the store's resourceVersion."""
         with self._lock:
             info = self.kind_info(api_version, kind)
             try:
@@ -275,21 +405,82 @@ class MemoryStore:
             except SelectorError as err:
                 raise BadRequest.new(str(err)) from err
             wanted = namespace if info.namespaced else None
+            bucket = self._objects[(info.group, info.kind)]
             items = [
-                self._served(obj, api_version)
-                for key, obj in sorted(self._objects.items())
-                if key[:2] == (info.group, info.kind)
-                and (not wanted or key[2] == wanted)
-                and selector.matches(obj["metadata"].get("labels"))
+                _served(obj, api_version)
+                for (obj_namespace, _), obj in sorted(bucket.items())
+                if (not wanted or obj_namespace == wanted) and selector.matches(obj["metadata"].get("labels"))
             ]
-            return items, self.resource_version
+            return ObjectList(items, self.resource_version)
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelector | None = None,
+        resource_version: str | None = None,
+        bookmarks: bool = True,
+        timeout_seconds: float | None = None,
+    ) -> MemoryWatch:
+        """Changes to matching objects, as an async iterator of watch events (see :mod:`clusterclass.kube.watch`).
+
+        ``resource_version`` None, ``""`` or ``"0"``: an ``ADDED`` for every matching object first;
+        otherwise every change after it, or :class:`~clusterclass.kube.errors.Gone` when the
+        history no longer reaches back that far. A resourceVersion the store has not reached yet is
+        refused at once (kube-apiserver waits up to three seconds for it, then refuses the same way).
+        """
+        with self._lock:
+            info = self.kind_info(api_version, kind)
+            try:
+                selector = as_selector(label_selector)
+            except SelectorError as err:
+                raise BadRequest.new(str(err)) from err
+            start = self._watch_start(resource_version)
+            kind_key = (info.group, info.kind)
+            wanted = namespace if info.namespaced and namespace else None
+            bucket = self._objects[kind_key]
+            return self._hub.open(
+                kind_key,
+                api_version=api_version,
+                kind=kind,
+                namespace=wanted,
+                selector=selector,
+                resource_version=start,
+                current_objects=lambda: ((key[0], bucket[key]) for key in sorted(bucket)),
+                bookmarks=bookmarks,
+                timeout_seconds=timeout_seconds,
+            )
+
+    def _watch_start(self, resource_version: str | None) -> int | None:
+        """The resourceVersion a watch starts after; None to start with the current objects."""
+        if resource_version in (None, "", "0"):
+            return None
+        text = str(resource_version)
+        if not text.isdigit():
+            raise BadRequest.new(f'invalid resource version "{text}"')
+        start = int(text)
+        if start > self._resource_version:
+            raise ApiError(
+                make_status(
+                    504,
+                    "Timeout",
+                    f"Too large resource version: {start}, current: {self._resource_version}",
+                    details={
+                        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                        "retryAfterSeconds": 1,
+                    },
+                )
+            )
+        return start
 
     # -- writes --------------------------------------------------------------------------------------
 
-    def create(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+    def create(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         with self._lock:
             api_version, info = self._object_kind(obj)
-            new = copy.deepcopy(obj)
+            new = json_copy(obj)
             meta = new["metadata"]
             namespace = self._namespace(info, meta.get("namespace"), what="the object")
             if info.namespaced:
@@ -301,7 +492,7 @@ class MemoryStore:
             name = self._choose_name(info, namespace, meta)
             if info.namespaced:
                 self._check_namespace_open(info, namespace, name)
-            if (info.group, info.kind, namespace, name) in self._objects:
+            if (namespace, name) in self._objects[(info.group, info.kind)]:
                 raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
             for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
                 meta.pop(system_field, None)
@@ -311,38 +502,64 @@ class MemoryStore:
                 meta["generation"] = 1
             if info.status_subresource:
                 new.pop("status", None)
-            if (info.group, info.kind) == ("", "Namespace"):
-                new["status"] = {"phase": "Active"}
+            kind_key = (info.group, info.kind)
+            if kind_key == _NAMESPACE:
+                _prepare_namespace(new)
+            elif kind_key == _CRD:
+                self._check_crd(new, None)
             if dry_run:
-                return copy.deepcopy(new)
-            return self._served(self._write(info, new), api_version)
+                return _served(new, api_version)
+            with self._writing():
+                self._put(info, new)
+                if kind_key == _CRD:
+                    self._install_crd(new)
+            return _served(new, api_version)
 
-    def update(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+    def update(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         with self._lock:
             return self._update(obj, status_only=False, dry_run=dry_run)
 
-    def update_status(self, obj: Obj) -> Obj:
+    def update_status(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
         with self._lock:
-            return self._update(obj, status_only=True, dry_run=False)
+            return self._update(obj, status_only=True, dry_run=dry_run)
 
-    def patch_merge(
+    def patch(
         self,
         api_version: str,
         kind: str,
         name: str,
-        patch: Obj,
+        patch: Any,
         *,
+        patch_type: PatchType = "merge",
         namespace: str | None = None,
         dry_run: bool = False,
+        field_manager: str | None = None,
+        status: bool = False,
     ) -> Obj:
+        """Patch the object as served in ``api_version``, then store it with the rules of :meth:`update`.
+
+        ``patch_type`` ``"merge"`` is a JSON merge patch (RFC 7386), ``"json"`` a JSON patch
+        (RFC 6902, :mod:`clusterclass.kube.json_patch`). ``status`` patches through the status
+        subresource (:meth:`update_status`'s rules). A patch that sets ``metadata.resourceVersion``
+        makes the write conditional on it, as on kube-apiserver.
+        """
         with self._lock:
             info = self.kind_info(api_version, kind)
-            if not isinstance(patch, dict):
-                raise BadRequest.new("the merge patch must be a JSON object")
+            if status and not info.status_subresource:
+                raise NotFound.new("the server could not find the requested resource")
             namespace = self._namespace(info, namespace)
-            current = self._served(self._stored(info, namespace, name), api_version)
-            patched = merge_patch(current, patch)
-            if not isinstance(patched.get("metadata"), dict):
+            current = _served(self._stored(info, namespace, name), api_version)
+            if patch_type == "merge":
+                if not isinstance(patch, dict):
+                    raise BadRequest.new("the merge patch must be a JSON object")
+                patched = merge_patch(current, patch)
+            elif patch_type == "json":
+                patched = apply_json_patch(current, patch)
+            else:
+                raise ApiError(
+                    make_status(415, "UnsupportedMediaType", f"the patch type {patch_type!r} is not supported")
+                )
+            if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
                 raise BadRequest.new("metadata: must be an object")
             if patched.get("apiVersion") != api_version or patched.get("kind") != kind:
                 raise BadRequest.new(f"the patch may not change apiVersion or kind of {info.resource} {name!r}")
@@ -355,7 +572,35 @@ class MemoryStore:
                 raise BadRequest.new(
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
-            return self._update(patched, status_only=False, dry_run=dry_run)
+            return self._update(patched, status_only=status, dry_run=dry_run)
+
+    def patch_merge(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Obj,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> Obj:
+        """A JSON merge patch: :meth:`patch` with ``patch_type="merge"``."""
+        return self.patch(
+            api_version, kind, name, patch, namespace=namespace, dry_run=dry_run, field_manager=field_manager
+        )
+
+    def apply(
+        self,
+        obj: Obj,
+        *,
+        field_manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+        status: bool = False,
+    ) -> Obj:
+        """Server-side apply; not served until the field manager is wired in (a BadRequest says so)."""
+        raise BadRequest.new("server-side apply is not implemented by the memory store yet")
 
     def delete(
         self,
@@ -365,11 +610,18 @@ class MemoryStore:
         *,
         namespace: str | None = None,
         preconditions: Preconditions | None = None,
-        propagation_policy: PropagationPolicy = "Background",
+        propagation_policy: PropagationPolicy | None = None,
+        dry_run: bool = False,
     ) -> Obj | None:
+        """Delete the object: None when it is gone, the object when finalizers still hold it.
+
+        ``propagation_policy`` None is ``Background``, kube-apiserver's default for every kind here.
+        What the controllers do after a delete (emptying a Namespace, removing a CRD's objects) is
+        done before this returns, so a Namespace without content is already gone.
+        """
         with self._lock:
             info = self.kind_info(api_version, kind)
-            if propagation_policy not in PROPAGATION_POLICIES:
+            if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
                 raise BadRequest.new(f"unsupported propagationPolicy {propagation_policy!r}")
             namespace = self._namespace(info, namespace)
             stored = self._stored(info, namespace, name)
@@ -382,30 +634,23 @@ class MemoryStore:
                         f"{label} in precondition: {wanted}, {label} in object meta: {meta.get(field_name, '')}",
                         details=self._details(info, name),
                     )
-            holds = bool(meta.get("finalizers")) or (
-                (info.group, info.kind) == ("", "Namespace") and self._namespace_has_content(name)
-            )
-            if not holds:
-                self._remove(info, stored)
+            if dry_run:
+                marked = self._marked_for_deletion(info, stored)
+                return None if marked is None else _served(marked, api_version)
+            with self._writing():
+                self._delete_object(info, stored)
+            current = self._objects[(info.group, info.kind)].get((namespace, name))
+            if current is None or current["metadata"].get("uid") != meta.get("uid"):
                 return None
-            if meta.get("deletionTimestamp"):
-                return self._served(stored, api_version)
-            marked = copy.deepcopy(stored)
-            marked_meta = marked["metadata"]
-            if info.generation and marked_meta.get("generation"):
-                marked_meta["generation"] += 1
-            marked_meta["deletionTimestamp"] = _rfc3339(self._clock())
-            marked_meta["deletionGracePeriodSeconds"] = 0
-            if (info.group, info.kind) == ("", "Namespace"):
-                marked["status"] = {**(marked.get("status") or {}), "phase": "Terminating"}
-            return self._served(self._write(info, marked), api_version)
+            return _served(current, api_version)
 
-    # -- internals -----------------------------------------------------------------------------------
+    # -- internals: writes ---------------------------------------------------------------------------
 
     def _update(self, obj: Obj, *, status_only: bool, dry_run: bool) -> Obj:
         api_version, info = self._object_kind(obj)
         if status_only and not info.status_subresource:
             raise NotFound.new("the server could not find the requested resource")
+        kind_key = (info.group, info.kind)
         meta = obj["metadata"]
         name = str(meta.get("name") or "")
         if not name:
@@ -421,14 +666,12 @@ class MemoryStore:
                 details=self._details(info, name),
             )
         if status_only:
-            new = copy.deepcopy(old)
-            new["apiVersion"] = api_version
+            new = {key: value for key, value in old.items() if key != "status"}
+            new["metadata"] = dict(old_meta)
             if "status" in obj:
-                new["status"] = copy.deepcopy(obj["status"])
-            else:
-                new.pop("status", None)
+                new["status"] = json_copy(obj["status"])
         else:
-            new = copy.deepcopy(obj)
+            new = json_copy(obj)
             new_meta = new["metadata"]
             if new_meta.get("uid") and new_meta["uid"] != old_meta["uid"]:
                 self._raise_invalid(
@@ -437,7 +680,7 @@ class MemoryStore:
                 )  # fmt: skip
             for system_field in _SYSTEM_METADATA:
                 if system_field in old_meta:
-                    new_meta[system_field] = copy.deepcopy(old_meta[system_field])
+                    new_meta[system_field] = old_meta[system_field]
                 else:
                     new_meta.pop(system_field, None)
             if info.namespaced:
@@ -446,9 +689,11 @@ class MemoryStore:
                 new_meta.pop("namespace", None)
             if info.status_subresource:
                 if "status" in old:
-                    new["status"] = copy.deepcopy(old["status"])
+                    new["status"] = old["status"]
                 else:
                     new.pop("status", None)
+            if kind_key == _NAMESPACE:
+                _keep_namespace_finalizers(new, old)
             if old_meta.get("deletionTimestamp"):
                 added = [f for f in new_meta.get("finalizers") or [] if f not in (old_meta.get("finalizers") or [])]
                 if added:
@@ -460,18 +705,392 @@ class MemoryStore:
                     )  # fmt: skip
             if info.generation and old_meta.get("generation"):
                 ignored = ("metadata", "status") if info.status_subresource else ("metadata",)
-                if _without(_normalized(old, api_version), *ignored) != _without(new, *ignored):
+                if not _same_except(old, new, ignored):
                     new_meta["generation"] = old_meta["generation"] + 1
+            if kind_key == _CRD:
+                self._check_crd(new, old)
+        new["apiVersion"] = api_version
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
-        if new == _normalized(old, api_version):
-            return copy.deepcopy(new)
-        if dry_run:
-            return copy.deepcopy(new)
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            self._remove(info, new)
-            new["metadata"]["resourceVersion"] = self.resource_version
-            return copy.deepcopy(new)
-        return self._served(self._write(info, new), api_version)
+        if _same_except(old, new, ()) or dry_run:
+            return _served(new, api_version)
+        with self._writing():
+            if new["metadata"].get("deletionTimestamp") and not _holds(kind_key, new):
+                self._drop(info, old)
+                new["metadata"]["resourceVersion"] = self.resource_version
+                self._after_removal(info, old)
+            else:
+                self._put(info, new)
+                if kind_key == _CRD:
+                    self._install_crd(new)
+        return _served(new, api_version)
+
+    def _delete_object(self, info: KindInfo, stored: Obj) -> None:
+        """Delete ``stored``: remove it, or mark it when finalizers hold it (inside a transaction)."""
+        marked = self._marked_for_deletion(info, stored)
+        if marked is None:
+            self._drop(info, stored)
+            self._after_removal(info, stored)
+        elif marked is not stored:
+            self._put(info, marked)
+            kind_key = (info.group, info.kind)
+            if kind_key == _NAMESPACE:
+                self._queue("namespace", marked["metadata"]["name"])
+            elif kind_key == _CRD:
+                self._queue("crd", marked["metadata"]["name"])
+
+    def _marked_for_deletion(self, info: KindInfo, stored: Obj) -> Obj | None:
+        """What deleting ``stored`` leaves: None when it goes at once, else the marked object (or itself)."""
+        kind_key = (info.group, info.kind)
+        meta = stored["metadata"]
+        if meta.get("deletionTimestamp"):
+            return stored
+        marked = {**stored, "metadata": dict(meta)}
+        marked_meta = marked["metadata"]
+        now = self._clock()
+        if kind_key == _CRD:
+            # the CRD registry's own delete: finalizer and condition, without generation or grace period
+            if CRD_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+                marked_meta["finalizers"] = [*(meta.get("finalizers") or []), CRD_CLEANUP_FINALIZER]
+            marked_meta["deletionTimestamp"] = _rfc3339(now)
+            marked["status"] = _with_condition(
+                marked.get("status") or {},
+                _condition(
+                    "Terminating", "True", "InstanceDeletionPending",
+                    "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now,
+                ),
+            )  # fmt: skip
+            return marked
+        if not _holds(kind_key, marked):
+            return None
+        if info.generation and marked_meta.get("generation"):
+            marked_meta["generation"] += 1
+        marked_meta["deletionTimestamp"] = _rfc3339(now)
+        marked_meta["deletionGracePeriodSeconds"] = 0
+        if kind_key == _NAMESPACE:
+            marked["status"] = {**(marked.get("status") or {}), "phase": "Terminating"}
+        return marked
+
+    @contextmanager
+    def _writing(self) -> Iterator[_Transaction]:
+        """The transaction of the outermost write call: follow-up work, commit, then publication."""
+        if self._transaction is not None:
+            yield self._transaction
+            return
+        transaction = self._transaction = _Transaction(self._resource_version)
+        try:
+            yield transaction
+            while transaction.work:
+                what, name = transaction.work.pop(0)
+                if what == "namespace":
+                    self._sync_namespace(name)
+                else:
+                    self._sync_crd(name)
+            if self._state is not None and transaction.net:
+                puts = [(key, obj) for key, obj in transaction.net.items() if obj is not None]
+                deletes = [key for key, obj in transaction.net.items() if obj is None]
+                self._state.commit(self._resource_version, puts, deletes)
+        except BaseException:
+            self._undo(transaction)
+            raise
+        finally:
+            self._transaction = None
+        for kind_key, change in transaction.changes:
+            self._hub.publish(kind_key, change)
+
+    def _undo(self, transaction: _Transaction) -> None:
+        for kind_key, name_key, previous in reversed(transaction.undo):
+            bucket = self._objects.setdefault(kind_key, {})
+            current = bucket.get(name_key)
+            if previous is None:
+                bucket.pop(name_key, None)
+            else:
+                bucket[name_key] = previous
+            if name_key[0] and (current is None) != (previous is None):
+                self._count_content(name_key[0], 1 if previous is not None else -1)
+        self._resource_version = transaction.start_version
+
+    def _put(self, info: KindInfo, obj: Obj) -> None:
+        """Store ``obj`` (which the store owns from now on, never to change it) at the next resourceVersion."""
+        transaction = self._transaction
+        assert transaction is not None, "writes happen inside _writing()"
+        kind_key = (info.group, info.kind)
+        meta = obj["metadata"]
+        name_key = (meta.get("namespace", "") if info.namespaced else "", meta["name"])
+        bucket = self._objects[kind_key]
+        previous = bucket.get(name_key)
+        self._resource_version += 1
+        meta["resourceVersion"] = str(self._resource_version)
+        bucket[name_key] = obj
+        if previous is None and name_key[0]:
+            self._count_content(name_key[0], 1)
+        transaction.undo.append((kind_key, name_key, previous))
+        transaction.net[(*kind_key, *name_key)] = obj
+        change = Change(self._resource_version, "MODIFIED" if previous else "ADDED", name_key[0], obj, previous)
+        transaction.changes.append((kind_key, change))
+
+    def _drop(self, info: KindInfo, stored: Obj) -> None:
+        """Remove ``stored`` at the next resourceVersion."""
+        transaction = self._transaction
+        assert transaction is not None, "writes happen inside _writing()"
+        kind_key = (info.group, info.kind)
+        meta = stored["metadata"]
+        name_key = (meta.get("namespace", "") if info.namespaced else "", meta["name"])
+        del self._objects[kind_key][name_key]
+        self._resource_version += 1
+        if name_key[0]:
+            self._count_content(name_key[0], -1)
+        transaction.undo.append((kind_key, name_key, stored))
+        transaction.net[(*kind_key, *name_key)] = None
+        transaction.changes.append((kind_key, Change(self._resource_version, "DELETED", name_key[0], None, stored)))
+
+    def _after_removal(self, info: KindInfo, removed: Obj) -> None:
+        """Follow-up work once ``removed`` is gone: a terminating namespace or CRD may now be empty."""
+        kind_key = (info.group, info.kind)
+        namespace = removed["metadata"].get("namespace", "") if info.namespaced else ""
+        if namespace:
+            ns = self._objects[_NAMESPACE].get(("", namespace))
+            if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                self._queue("namespace", namespace)
+        if info.crd:
+            crd = self._objects[_CRD].get(("", info.crd))
+            if crd is not None and crd["metadata"].get("deletionTimestamp"):
+                self._queue("crd", info.crd)
+        if kind_key == _CRD:
+            self._uninstall_crd(removed)
+
+    def _queue(self, what: str, name: str) -> None:
+        transaction = self._transaction
+        assert transaction is not None
+        if (what, name) not in transaction.work:
+            transaction.work.append((what, name))
+
+    def _count_content(self, namespace: str, delta: int) -> None:
+        count = self._namespace_content.get(namespace, 0) + delta
+        if count:
+            self._namespace_content[namespace] = count
+        else:
+            self._namespace_content.pop(namespace, None)
+
+    # -- internals: the namespace controller ---------------------------------------------------------
+
+    def _sync_namespace(self, name: str) -> None:
+        """kube-controller-manager's namespace controller, for one terminating namespace.
+
+        Deletes everything in it (finalizers respected); once it is empty removes ``kubernetes``
+        from ``spec.finalizers``, which removes the namespace unless ``metadata.finalizers`` remain.
+        While content remains, ``status.conditions`` say what is left, as the controller reports.
+        """
+        ns = self._objects[_NAMESPACE].get(("", name))
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        remaining: dict[str, int] = {}
+        finalizers: dict[str, int] = {}
+        for kind_key, bucket in list(self._objects.items()):
+            info = self._kinds.get(kind_key)
+            if info is None or not info.namespaced:
+                continue
+            for name_key, obj in sorted(bucket.items()):
+                if name_key[0] != name:
+                    continue
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self._delete_object(info, obj)
+                current = bucket.get(name_key)
+                if current is not None:
+                    remaining[info.resource] = remaining.get(info.resource, 0) + 1
+                    for finalizer in current["metadata"].get("finalizers") or []:
+                        finalizers[finalizer] = finalizers.get(finalizer, 0) + 1
+        ns = self._objects[_NAMESPACE][("", name)]
+        info = self._kinds[_NAMESPACE]
+        if remaining:
+            status = dict(ns.get("status") or {})
+            for condition in _namespace_conditions(remaining, finalizers, self._clock()):
+                status = _with_condition(status, condition)
+            if status != ns.get("status"):
+                self._put(info, {**ns, "metadata": dict(ns["metadata"]), "status": status})
+            return
+        spec_finalizers = list((ns.get("spec") or {}).get("finalizers") or [])
+        if NAMESPACE_FINALIZER in spec_finalizers:
+            spec_finalizers.remove(NAMESPACE_FINALIZER)
+            ns = {**ns, "metadata": dict(ns["metadata"]), "spec": {**ns["spec"], "finalizers": spec_finalizers}}
+            if not spec_finalizers:
+                del ns["spec"]["finalizers"]
+            self._put(info, ns)
+        if not _holds(_NAMESPACE, ns):
+            self._drop(info, ns)
+
+    # -- internals: CustomResourceDefinitions --------------------------------------------------------
+
+    def _check_crd(self, crd: Obj, old: Obj | None) -> None:
+        """The CRD checks the registration depends on: names, group, scope, versions (Invalid otherwise)."""
+        info = self._kinds[_CRD]
+        name = str(crd["metadata"].get("name") or "")
+        spec = crd.get("spec")
+        if not isinstance(spec, dict):
+            self._raise_invalid(info, name, "spec", "FieldValueRequired", "Required value")
+        group = spec.get("group")
+        names: Obj = spec["names"] if isinstance(spec.get("names"), dict) else {}
+        plural, kind = names.get("plural"), names.get("kind")
+        for path, value in (("spec.group", group), ("spec.names.plural", plural), ("spec.names.kind", kind)):
+            if not value or not isinstance(value, str):
+                self._raise_invalid(info, name, path, "FieldValueRequired", "Required value")
+        if spec.get("scope") not in ("Namespaced", "Cluster"):
+            self._raise_invalid(
+                info, name, "spec.scope", "FieldValueNotSupported",
+                f'Unsupported value: {_go_quote(spec.get("scope") or "")}: supported values: "Cluster", "Namespaced"',
+            )  # fmt: skip
+        if name != f"{plural}.{group}":
+            self._raise_invalid(
+                info, name, "metadata.name", "FieldValueInvalid",
+                f'Invalid value: {_go_quote(name)}: must be spec.names.plural+"."+spec.group',
+            )  # fmt: skip
+        versions = spec.get("versions")
+        if not isinstance(versions, list) or not versions:
+            self._raise_invalid(
+                info,
+                name,
+                "spec.versions",
+                "FieldValueInvalid",
+                "Invalid value: must have exactly one version marked as storage version",
+            )
+        if sum(1 for version in versions if isinstance(version, dict) and version.get("storage")) != 1:
+            self._raise_invalid(
+                info, name, "spec.versions", "FieldValueInvalid",
+                "Invalid value: must have exactly one version marked as storage version",
+            )  # fmt: skip
+        if old is not None:
+            for path, before, after in (
+                ("spec.scope", old["spec"].get("scope"), spec.get("scope")),
+                ("spec.group", old["spec"].get("group"), group),
+            ):
+                if before != after:
+                    self._raise_invalid(
+                        info, name, path, "FieldValueInvalid", f"Invalid value: {_go_quote(after)}: field is immutable"
+                    )
+        known = self._kinds.get((str(group), str(kind)))
+        if known is not None and known.crd and known.crd != name:
+            # kube-apiserver accepts the CRD and reports NamesAccepted False; refusing it is simpler and clearer
+            self._raise_invalid(
+                info, name, "spec.names.kind", "FieldValueInvalid",
+                f"Invalid value: {_go_quote(kind)}: the kind is already served by {known.crd}",
+            )  # fmt: skip
+
+    def _install_crd(self, crd: Obj) -> None:
+        """Serve the CRD's kind in its served versions, then accept its names and mark it Established."""
+        spec = crd["spec"]
+        names = spec["names"]
+        served = [v for v in spec["versions"] if isinstance(v, dict) and v.get("served") and v.get("name")]
+        info = KindInfo(
+            group=spec["group"],
+            kind=names["kind"],
+            plural=names["plural"],
+            namespaced=spec["scope"] == "Namespaced",
+            status_subresource=any("status" in (v.get("subresources") or {}) for v in served),
+            generation=True,
+            versions=frozenset(str(v["name"]) for v in served),
+            crd=crd["metadata"]["name"],
+        )
+        if crd["metadata"].get("deletionTimestamp"):
+            return
+        self._register(info)
+        status = dict(crd.get("status") or {})
+        status["acceptedNames"] = {
+            **{key: value for key, value in names.items() if key in ("plural", "singular", "kind", "listKind",
+                                                                        "shortNames", "categories")},
+            "singular": names.get("singular") or names["kind"].lower(),
+            "listKind": names.get("listKind") or names["kind"] + "List",
+        }  # fmt: skip
+        storage = next(str(v["name"]) for v in spec["versions"] if isinstance(v, dict) and v.get("storage"))
+        stored_versions = list(status.get("storedVersions") or [])
+        if storage not in stored_versions:
+            stored_versions.append(storage)
+        status["storedVersions"] = stored_versions
+        now = self._clock()
+        status = _with_condition(status, _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
+        status = _with_condition(
+            status,
+            _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now),
+        )
+        if status != crd.get("status"):
+            self._put(self._kinds[_CRD], {**crd, "metadata": dict(crd["metadata"]), "status": status})
+
+    def _sync_crd(self, name: str) -> None:
+        """The CRD finalizer controller: a deleted CRD's objects are deleted, then the CRD and its kind go."""
+        crd = self._objects[_CRD].get(("", name))
+        if crd is None or not crd["metadata"].get("deletionTimestamp"):
+            return
+        if CRD_CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
+            return
+        crd_info = self._kinds[_CRD]
+        now = self._clock()
+        info = next((info for info in self._kinds.values() if info.crd == name), None)
+        if info is not None:
+            bucket = self._objects[(info.group, info.kind)]
+            for name_key in sorted(bucket):
+                obj = bucket.get(name_key)
+                if obj is not None and not obj["metadata"].get("deletionTimestamp"):
+                    self._delete_object(info, obj)
+            if bucket:
+                status = _with_condition(
+                    crd.get("status") or {},
+                    _condition(
+                        "Terminating",
+                        "True",
+                        "InstanceDeletionInProgress",
+                        "CustomResource deletion is in progress",
+                        now,
+                    ),
+                )
+                if status != crd.get("status"):
+                    self._put(crd_info, {**crd, "metadata": dict(crd["metadata"]), "status": status})
+                return
+        finalizers = [f for f in crd["metadata"].get("finalizers") or [] if f != CRD_CLEANUP_FINALIZER]
+        if not finalizers:
+            self._drop(crd_info, crd)
+            self._uninstall_crd(crd)
+            return
+        status = _with_condition(
+            crd.get("status") or {},
+            _condition("Terminating", "False", "InstanceDeletionCompleted", "removed all instances", now),
+        )
+        self._put(crd_info, {**crd, "metadata": {**crd["metadata"], "finalizers": finalizers}, "status": status})
+
+    def _uninstall_crd(self, crd: Obj) -> None:
+        name = crd["metadata"]["name"]
+        for kind_key, info in list(self._kinds.items()):
+            if info.crd == name:
+                del self._kinds[kind_key]
+                self._objects.pop(kind_key, None)
+                self._hub.drop_kind(kind_key)
+
+    # -- internals: persistence ----------------------------------------------------------------------
+
+    def _restore(self, stored: Iterable[Obj]) -> None:
+        """Rebuild the store from a state file: CRDs first (registering their kinds), then the rest."""
+        objects = list(stored)
+        crds = [obj for obj in objects if (_group(obj), obj.get("kind")) == _CRD]
+        for crd in crds:
+            if not crd["metadata"].get("deletionTimestamp"):
+                self._install_crd_kind(crd)
+        for obj in objects:
+            group, kind = _group(obj), str(obj.get("kind"))
+            info = self._kinds.get((group, kind))
+            meta = obj["metadata"]
+            namespace = str(meta.get("namespace") or "")
+            bucket = self._objects.setdefault((group, kind), {})
+            bucket[(namespace if info is None or info.namespaced else "", meta["name"])] = obj
+            if namespace:
+                self._count_content(namespace, 1)
+
+    def _install_crd_kind(self, crd: Obj) -> None:
+        """Register a stored CRD's kind without writing (its status is already stored)."""
+        transaction, self._transaction = self._transaction, _Transaction(self._resource_version)
+        try:
+            self._install_crd({**crd, "status": crd.get("status")})
+        finally:
+            self._transaction = transaction
+            self._resource_version = max(self._resource_version, int(crd["metadata"].get("resourceVersion") or 0))
+
+    # -- internals: checks ---------------------------------------------------------------------------
 
     def _object_kind(self, obj: Any) -> tuple[str, KindInfo]:
         if not isinstance(obj, dict):
@@ -494,7 +1113,7 @@ class MemoryStore:
         return str(namespace)
 
     def _stored(self, info: KindInfo, namespace: str, name: str) -> Obj:
-        stored = self._objects.get((info.group, info.kind, namespace, name))
+        stored = self._objects[(info.group, info.kind)].get((namespace, name))
         if stored is None:
             raise NotFound.new(f'{info.resource} "{name}" not found', details=self._details(info, name))
         return stored
@@ -503,9 +1122,10 @@ class MemoryStore:
         name = meta.get("name")
         generate = meta.get("generateName")
         if not name and generate:
+            bucket = self._objects[(info.group, info.kind)]
             for _ in range(8):
                 name = str(generate) + "".join(self._rng.choice(_NAME_ALPHABET) for _ in range(5))
-                if (info.group, info.kind, namespace, name) not in self._objects:
+                if (namespace, name) not in bucket:
                     break
             meta["name"] = name
         if not name or not isinstance(name, str):
@@ -513,7 +1133,7 @@ class MemoryStore:
                 info, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"
             )
         name = str(name)
-        is_namespace = (info.group, info.kind) == ("", "Namespace")
+        is_namespace = (info.group, info.kind) == _NAMESPACE
         pattern, message, limit = (
             (_DNS_LABEL, _LABEL_MESSAGE, 63) if is_namespace else (_DNS_SUBDOMAIN, _SUBDOMAIN_MESSAGE, 253)
         )
@@ -526,7 +1146,7 @@ class MemoryStore:
         return name
 
     def _check_namespace_open(self, info: KindInfo, namespace: str, name: str) -> None:
-        ns = self._objects.get(("", "Namespace", "", namespace))
+        ns = self._objects[_NAMESPACE].get(("", namespace))
         if ns is None:
             raise NotFound.new(f'namespaces "{namespace}" not found', details={"name": namespace, "kind": "namespaces"})
         if ns["metadata"].get("deletionTimestamp"):
@@ -535,30 +1155,17 @@ class MemoryStore:
                 "because it is being terminated",
                 details=self._details(info, name),
             )
-
-    def _namespace_has_content(self, namespace: str) -> bool:
-        return any(key[2] == namespace for key in self._objects)
-
-    def _write(self, info: KindInfo, obj: Obj) -> Obj:
-        self._resource_version += 1
-        obj["metadata"]["resourceVersion"] = self.resource_version
-        meta = obj["metadata"]
-        self._objects[(info.group, info.kind, meta.get("namespace", ""), meta["name"])] = obj
-        return obj
-
-    def _remove(self, info: KindInfo, obj: Obj) -> None:
-        meta = obj["metadata"]
-        namespace = meta.get("namespace", "") if info.namespaced else ""
-        del self._objects[(info.group, info.kind, namespace, meta["name"])]
-        self._resource_version += 1
-        if namespace:
-            ns = self._objects.get(("", "Namespace", "", namespace))
-            emptied = ns is not None and not self._namespace_has_content(namespace)
-            if emptied and ns and ns["metadata"].get("deletionTimestamp") and not ns["metadata"].get("finalizers"):
-                self._remove(self._kinds[("", "Namespace")], ns)
-
-    def _served(self, obj: Obj, api_version: str) -> Obj:
-        return _normalized(obj, api_version)
+        if info.crd:
+            crd = self._objects[_CRD].get(("", info.crd))
+            if crd is not None and crd["metadata"].get("deletionTimestamp"):
+                raise ApiError(
+                    make_status(
+                        405,
+                        "MethodNotAllowed",
+                        "create not allowed while custom resource definition is terminating",
+                        details=self._details(info, name),
+                    )
+                )
 
     def _details(self, info: KindInfo, name: str) -> dict[str, Any]:
         details: dict[str, Any] = {"name": name, "kind": info.plural}
@@ -578,8 +1185,88 @@ class MemoryStore:
         raise Invalid(make_status(422, "Invalid", message, details=details))
 
 
-def _normalized(obj: Obj, api_version: str) -> Obj:
-    """A deep copy of ``obj`` as served in ``api_version`` (conversion strategy ``None``)."""
-    served = copy.deepcopy(obj)
+def _group(obj: Obj) -> str:
+    return split_api_version(str(obj.get("apiVersion") or "v1"))[0]
+
+
+def _holds(kind_key: KindKey, obj: Obj) -> bool:
+    """Whether finalizers keep ``obj`` stored once it is deleted (a Namespace's ``spec.finalizers`` too)."""
+    if obj["metadata"].get("finalizers"):
+        return True
+    return kind_key == _NAMESPACE and bool((obj.get("spec") or {}).get("finalizers"))
+
+
+def _prepare_namespace(ns: Obj) -> None:
+    """A new Namespace is Active and carries the ``kubernetes`` finalizer, as kube-apiserver sets them."""
+    spec: Obj = ns["spec"] if isinstance(ns.get("spec"), dict) else {}
+    finalizers = list(spec.get("finalizers") or [])
+    if NAMESPACE_FINALIZER not in finalizers:
+        finalizers.append(NAMESPACE_FINALIZER)
+    ns["spec"] = {**spec, "finalizers": finalizers}
+    ns["status"] = {"phase": "Active"}
+
+
+def _keep_namespace_finalizers(new: Obj, old: Obj) -> None:
+    """An update never changes ``spec.finalizers`` of a Namespace (only its ``/finalize`` does)."""
+    finalizers = (old.get("spec") or {}).get("finalizers")
+    spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
+    if finalizers is None:
+        spec.pop("finalizers", None)
+    else:
+        spec["finalizers"] = finalizers
+    new["spec"] = spec
+
+
+def _namespace_conditions(remaining: dict[str, int], finalizers: dict[str, int], now: datetime) -> list[Obj]:
+    """The conditions the namespace controller reports while a deleted namespace still has content."""
+    resources = ", ".join(f"{resource} has {count} resource instances" for resource, count in sorted(remaining.items()))
+    held = ", ".join(f"{finalizer} in {count} resource instances" for finalizer, count in sorted(finalizers.items()))
+    return [
+        _condition("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered",
+                   "All resources successfully discovered", now),
+        _condition("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions",
+                   "All legacy kube types successfully parsed", now),
+        _condition("NamespaceDeletionContentFailure", "False", "ContentDeleted",
+                   "All content successfully deleted, may be waiting on finalization", now),
+        _condition("NamespaceContentRemaining", "True", "SomeResourcesRemain",
+                   f"Some resources are remaining: {resources}", now),
+        _condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain",
+                   f"Some content in the namespace has finalizers remaining: {held}", now)
+        if finalizers
+        else _condition("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers",
+                        "All content-preserving finalizers finished", now),
+    ]  # fmt: skip
+
+
+def _condition(kind: str, status: str, reason: str, message: str, now: datetime) -> Obj:
+    return {"type": kind, "status": status, "lastTransitionTime": _rfc3339(now), "reason": reason, "message": message}
+
+
+def _with_condition(status: Obj, condition: Obj) -> Obj:
+    """``status`` with ``condition`` set; its ``lastTransitionTime`` kept when the status did not change."""
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    for i, existing in enumerate(conditions):
+        if existing.get("type") == condition["type"]:
+            if existing.get("status") == condition["status"]:
+                condition = {**condition, "lastTransitionTime": existing.get("lastTransitionTime")}
+            if existing == condition:
+                return status
+            conditions[i] = condition
+            break
+    else:
+        conditions.append(condition)
+    return {**status, "conditions": conditions}
+
+
+def _served(obj: Obj, api_version: str) -> Obj:
+    """A deep copy of stored ``obj`` as served in ``api_version`` (conversion strategy ``None``)."""
+    served: Obj = json_copy(obj)
     served["apiVersion"] = api_version
+    return served
+
+
+def _served_at(obj: Obj, api_version: str, resource_version: int) -> Obj:
+    """A copy of stored ``obj`` in ``api_version``, carrying ``resource_version`` (for watch events)."""
+    served = _served(obj, api_version)
+    served["metadata"]["resourceVersion"] = str(resource_version)
     return served

@@ -14,6 +14,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import AlreadyExists, ApiError, BadRequest, Conflict, Forbidden, Invalid, NotFound
 from clusterclass.kube.memory import MemoryStore, plural_of
+from clusterclass.kube.memory_client import MemoryClient
 
 CAPI = "cluster.x-k8s.io/v1beta1"
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC)
@@ -57,9 +58,9 @@ def status_of(err: pytest.ExceptionInfo[ApiError]) -> tuple[type[ApiError], int,
     return type(err.value), err.value.code, err.value.reason, err.value.message
 
 
-def test_memory_store_is_a_client(store: MemoryStore) -> None:
-    client: Client = store
-    assert client.get("v1", "Namespace", "default")["metadata"]["name"] == "default"
+async def test_memory_client_is_a_client(store: MemoryStore) -> None:
+    client: Client = MemoryClient(store)
+    assert (await client.get("v1", "Namespace", "default"))["metadata"]["name"] == "default"
 
 
 # -- create -------------------------------------------------------------------------------------------
@@ -625,13 +626,34 @@ def test_default_namespace_exists_from_the_start(store: MemoryStore) -> None:
     assert names == ["default"]
 
 
-def test_deleting_a_namespace_with_content_terminates_it_until_empty(store: MemoryStore) -> None:
+def test_deleting_a_namespace_deletes_its_content_and_terminates_it_until_finalizers_are_done(
+    store: MemoryStore,
+) -> None:
+    """The namespace controller's work: content deleted at once, the namespace waits for finalizers."""
     store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
-    store.create(config_map("a", "ns"))
+    store.create(config_map("plain", "ns"))
+    held = config_map("held", "ns")
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    store.create(held)
+    store.create(cluster("c1", "ns"))
     terminating = store.delete("v1", "Namespace", "ns")
     assert terminating is not None
     assert terminating["status"]["phase"] == "Terminating"
     assert terminating["metadata"]["deletionTimestamp"]
+    assert terminating["spec"] == {"finalizers": ["kubernetes"]}
+    conditions = {c["type"]: (c["status"], c["reason"], c["message"]) for c in terminating["status"]["conditions"]}
+    assert conditions["NamespaceContentRemaining"] == (
+        "True",
+        "SomeResourcesRemain",
+        "Some resources are remaining: configmaps has 1 resource instances",
+    )
+    assert conditions["NamespaceFinalizersRemaining"] == (
+        "True",
+        "SomeFinalizersRemain",
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances",
+    )
+    assert [o["metadata"]["name"] for o in store.list("v1", "ConfigMap", namespace="ns").items] == ["held"]
+    assert store.list(CAPI, "Cluster", namespace="ns").items == []
     with pytest.raises(Forbidden) as err:
         store.create(config_map("b", "ns"))
     assert status_of(err) == (
@@ -640,14 +662,37 @@ def test_deleting_a_namespace_with_content_terminates_it_until_empty(store: Memo
         "Forbidden",
         'configmaps "b" is forbidden: unable to create new content in namespace ns because it is being terminated',
     )
-    store.delete("v1", "ConfigMap", "a", namespace="ns")
+    store.patch("v1", "ConfigMap", "held", {"metadata": {"finalizers": None}}, namespace="ns")
     with pytest.raises(NotFound, match='namespaces "ns" not found'):
         store.get("v1", "Namespace", "ns")
+
+
+def test_a_namespace_finalizer_holds_the_emptied_namespace(store: MemoryStore) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns", "finalizers": ["example.com/x"]}}
+    store.create(ns)
+    store.create(config_map("a", "ns"))
+    terminating = store.delete("v1", "Namespace", "ns")
+    assert terminating is not None
+    assert "finalizers" not in terminating["spec"]  # the namespace controller is done
+    assert store.list("v1", "ConfigMap", namespace="ns").items == []
+    store.patch("v1", "Namespace", "ns", {"metadata": {"finalizers": None}})
+    with pytest.raises(NotFound):
+        store.get("v1", "Namespace", "ns")
+
+
+def test_namespaces_carry_the_kubernetes_finalizer_which_updates_cannot_change(store: MemoryStore) -> None:
+    created = store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}, "spec": {}})
+    assert created["spec"] == {"finalizers": ["kubernetes"]}
+    assert created["status"] == {"phase": "Active"}
+    created["spec"] = {"finalizers": []}
+    assert store.update(created)["spec"] == {"finalizers": ["kubernetes"]}
 
 
 def test_deleting_an_empty_namespace_removes_it(store: MemoryStore) -> None:
     store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
     assert store.delete("v1", "Namespace", "ns") is None
+    with pytest.raises(NotFound):
+        store.get("v1", "Namespace", "ns")
 
 
 # -- the kind registry --------------------------------------------------------------------------------

@@ -1,0 +1,170 @@
+"""JSON patch (RFC 6902) with kube-apiserver's rules, for ``patch(patch_type="json")``.
+
+The operations themselves are the ``jsonpatch`` library's (see STACK.md). What this module adds is
+where kube-apiserver (through its JSON patch library) differs from the bare RFC or answers in its
+own words:
+
+- a list index may be negative and counts from the end (``/spec/items/-1`` is the last element;
+  for ``add`` it counts from the end of the list *after* the insertion, so ``-1`` appends);
+- ``test`` compares JSON values strictly (``true`` is not ``1``), and a ``test`` of a missing
+  member against ``null`` holds;
+- a body that is not a JSON array is a BadRequest; more than 10000 operations is 413
+  RequestEntityTooLarge; an operation that does not apply is a 422 ``Invalid`` with the message
+  kube-apiserver gives ("the server rejected our request due to an error in our request") and
+  the reason in ``details.causes`` (type ``UnexpectedServerResponse``), as kube-apiserver answers.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from clusterclass.kube.errors import ApiError, BadRequest, Invalid, make_status
+
+#: kube-apiserver refuses JSON patches with more operations than this
+MAX_OPERATIONS = 10000
+
+_INDEX = re.compile(r"^-[0-9]+$")
+
+
+class PatchFailed(Exception):
+    """An operation that does not apply to the document; the message is what kube-apiserver reports."""
+
+
+def apply_json_patch(document: Any, patch: Any) -> Any:
+    """``document`` with the RFC 6902 ``patch`` applied; ``document`` is not changed.
+
+    Raises the :class:`~clusterclass.kube.errors.ApiError` kube-apiserver answers with when the
+    patch is malformed or does not apply.
+    """
+    if not isinstance(patch, list):
+        raise BadRequest.new(f"json: cannot unmarshal {_json_type(patch)} into Go value of type jsonpatch.Patch")
+    if len(patch) > MAX_OPERATIONS:
+        raise ApiError(
+            make_status(
+                413,
+                "RequestEntityTooLarge",
+                f"Request entity too large: The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, "
+                f"got {len(patch)}",
+            )
+        )
+    result = copy.deepcopy(document)
+    try:
+        for operation in patch:
+            result = _apply_one(result, operation)
+    except PatchFailed as err:
+        raise _rejected(str(err)) from err
+    return result
+
+
+def _apply_one(document: Any, operation: Any) -> Any:
+    if not isinstance(operation, dict):
+        raise PatchFailed(f"Unexpected kind: {_json_type(operation)}")
+    op = operation.get("op")
+    if op not in ("add", "remove", "replace", "move", "copy", "test"):
+        raise PatchFailed(f"Unexpected kind: {op if isinstance(op, str) else 'unknown'}")
+    path = operation.get("path")
+    if not isinstance(path, str):
+        raise PatchFailed(f"{op} operation failed to decode path")
+    if op in ("add", "replace", "test") and "value" not in operation:
+        raise PatchFailed(f"{op} operation has no value")
+    resolved = dict(operation)
+    resolved["path"] = _resolve(document, path, inserting=op in ("add", "move", "copy"))
+    if op in ("move", "copy"):
+        source = operation.get("from")
+        if not isinstance(source, str):
+            raise PatchFailed(f"{op} operation failed to decode from")
+        resolved["from"] = _resolve(document, source, inserting=False)
+    if op == "test":
+        _test(document, resolved["path"], operation["value"])
+        return document
+    try:
+        return jsonpatch.apply_patch(document, [resolved], in_place=True)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError, IndexError) as err:
+        raise PatchFailed(_describe(op, path, err)) from err
+
+
+def _resolve(document: Any, path: str, *, inserting: bool) -> str:
+    """``path`` with every negative list index replaced by the index it stands for."""
+    if not path or not path.startswith("/"):
+        return path
+    tokens = path[1:].split("/")
+    target = document
+    for i, raw in enumerate(tokens):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        last = i == len(tokens) - 1
+        if isinstance(target, list) and _INDEX.match(token):
+            size = len(target) + (1 if last and inserting else 0)
+            index = int(token)
+            if -index <= size:
+                tokens[i] = str(index + size)
+                token = tokens[i]
+        if last:
+            break
+        if isinstance(target, dict):
+            target = target.get(token)
+        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+            target = target[int(token)]
+        else:
+            break
+    return "/" + "/".join(tokens)
+
+
+def _test(document: Any, path: str, expected: Any) -> None:
+    try:
+        found = jsonpointer.resolve_pointer(document, path)
+    except jsonpointer.JsonPointerException:
+        if expected is None:
+            return
+        raise PatchFailed(f"testing value {path} failed: test failed") from None
+    if not _json_equal(found, expected):
+        raise PatchFailed(f"testing value {path} failed: test failed")
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: Python's, except that a boolean never equals a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _describe(op: str, path: str, err: Exception) -> str:
+    if isinstance(err, jsonpatch.JsonPatchConflict | jsonpointer.JsonPointerException | KeyError | IndexError):
+        return f'{op} operation does not apply: doc is missing path: "{path}": missing value'
+    return f"{op} operation does not apply: {err}"
+
+
+def _rejected(reason: str) -> Invalid:
+    """The 422 kube-apiserver answers when a JSON patch does not apply."""
+    return Invalid(
+        make_status(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+            details={"causes": [{"reason": "UnexpectedServerResponse", "message": reason}]},
+        )
+    )
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if value is None:
+        return "null"
+    return "array"
