@@ -1,0 +1,118 @@
+"""The topology pipeline's :class:`~clusterclass.topology.reader.Reader` over informer caches.
+
+A controller's reconcile runs the pure pipeline, which reads the management cluster through the
+synchronous ``Reader`` protocol. Reading the API server for every lookup would cost a round trip
+each and see a different moment per read; the controller instead reads what its
+:class:`~clusterclass.kube.informer.Informer` caches hold, as controller-runtime's cache-backed
+client does. :class:`CacheReader` is that reader, with the semantics of
+:class:`~clusterclass.kube.store_reader.StoreReader` (the same reader over a store in this process),
+so the pipeline cannot tell them apart:
+
+- lookups are by API group and kind, whatever version was asked for (the informer's version is
+  what is served);
+- ``get`` returns None for a missing object; the namespace ``""`` names a cluster-scoped object,
+  and asking for a namespaced kind with ``""`` is the store's BadRequest;
+- ``list`` returns the objects in exactly the namespace asked for (``""``: cluster-scoped ones
+  only) whose labels match, ordered by name;
+- every object returned is the caller's own deep copy: the pipeline may change it without
+  touching the cache other readers share.
+
+What a cache cannot answer is an error, never an empty answer the pipeline would take for "does
+not exist" (and then create a duplicate or delete a child): a kind no informer watches, a
+namespace outside the informer's, or an informer that has not finished its first list. An
+informer restricted by a label selector only holds matching objects; reads see no others.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+
+from clusterclass.api.objects import Obj, group_of, labels_of, name_of, namespace_of
+from clusterclass.errors import ClusterClassError
+from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.indexes import LABEL_INDEX, NAMESPACE_INDEX, object_key
+from clusterclass.kube.informer import Informer
+from clusterclass.kube.selectors import from_labels
+
+
+class CacheError(ClusterClassError):
+    """A read the informer caches cannot answer (a reconcile raising it is retried later)."""
+
+
+class NotCached(CacheError):
+    """No informer holds the kind, or the namespace, that was asked for."""
+
+
+class NotSynced(CacheError):
+    """The informer holding the kind has not finished its first list yet."""
+
+
+class CacheReader:
+    """A :class:`~clusterclass.topology.reader.Reader` over informers, one or more per kind (module doc).
+
+    Several informers of one kind may each cover a namespace; an informer of all namespaces
+    answers for any namespace.
+    """
+
+    def __init__(self, informers: Iterable[Informer] = ()) -> None:
+        self._informers: dict[tuple[str, str], list[Informer]] = {}
+        for informer in informers:
+            self.add(informer)
+
+    def add(self, informer: Informer) -> None:
+        """Serve reads of the informer's group and kind from it."""
+        self._informers.setdefault((group_of(informer.api_version), informer.kind), []).append(informer)
+
+    def informer_for(self, api_version: str, kind: str, namespace: str) -> Informer:
+        """The synced informer that holds ``kind`` in ``namespace``; NotCached or NotSynced otherwise."""
+        group = group_of(api_version)
+        candidates = self._informers.get((group, kind))
+        if not candidates:
+            raise NotCached(f"no informer caches {kind}{'.' + group if group else ''}")
+        for informer in candidates:
+            # "" asks for cluster-scoped objects: a namespaced kind has none, whichever informer says so
+            if informer.namespace in (None, namespace) or not namespace or not _namespaced(informer):
+                if not informer.has_synced:
+                    raise NotSynced(f"the cache of {kind}{'.' + group if group else ''} has not synced yet")
+                return informer
+        raise NotCached(f"no informer caches {kind}{'.' + group if group else ''} in namespace {namespace!r}")
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        informer = self.informer_for(api_version, kind, namespace)
+        if _namespaced(informer):
+            if not namespace:
+                resource = informer.resource
+                plural = f"{resource.plural}.{resource.group}" if resource and resource.group else kind
+                raise BadRequest.new(f"the request needs a namespace: {plural} is namespaced")
+            found = informer.cache.get(object_key(namespace, name))
+        else:
+            found = informer.cache.get(object_key(None, name))
+        return copy.deepcopy(found) if found is not None else None
+
+    def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
+        selector = from_labels(labels)
+        informer = self.informer_for(api_version, kind, namespace)
+        found = [
+            obj
+            for obj in _candidates(informer, namespace, labels)
+            if namespace_of(obj) == namespace and selector.matches(labels_of(obj))
+        ]
+        return [copy.deepcopy(obj) for obj in sorted(found, key=name_of)]
+
+
+def _namespaced(informer: Informer) -> bool:
+    """Whether the informer's kind is namespaced; a synced informer knows from discovery."""
+    return informer.resource is None or informer.resource.namespaced
+
+
+def _candidates(informer: Informer, namespace: str, labels: Mapping[str, str | None]) -> Iterable[Obj]:
+    """The fewest cached objects that can match: through the label or namespace index when possible."""
+    cache = informer.cache
+    if cache.has_index(LABEL_INDEX):
+        for key, value in sorted(labels.items()):
+            if value is not None:
+                return cache.by_index(LABEL_INDEX, f"{key}={value}")
+    if namespace:
+        return cache.by_index(NAMESPACE_INDEX, namespace)
+    return cache.items()
