@@ -43,8 +43,8 @@ class FieldTypes(Protocol):
 class ObjectMetaTypes:
     """The types every kind shares: ``metadata`` as kube-apiserver declares it; everything else atomic.
 
-    ``metadata.finalizers`` is a set, ``metadata.ownerReferences`` a map keyed by ``uid``, labels and
-    annotations granular maps. Used for kinds without a schema (built-in kinds here) and as the
+    ``metadata.finalizers`` is a set, ``metadata.ownerReferences`` a map keyed by ``uid`` whose elements
+    are atomic (``OwnerReference`` is a ``structType=atomic``), labels and annotations granular maps. Used for kinds without a schema (built-in kinds here) and as the
     fallback of schema-backed types for ``metadata``.
     """
 
@@ -56,4 +56,4 @@ class ObjectMetaTypes:
         return "atomic", ()
 
     def map_is_atomic(self, path: Path) -> bool:
-        return False
+        return path == ("metadata", "ownerReferences", ITEM)
