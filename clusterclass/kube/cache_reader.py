@@ -51,8 +51,9 @@ class NotSynced(CacheError):
 class CacheReader:
     """A :class:`~clusterclass.topology.reader.Reader` over informers, one or more per kind (module doc).
 
-    Several informers of one kind may each cover a namespace; an informer of all namespaces
-    answers for any namespace.
+    A kind's cache is the union of its informers that cover the namespace asked for: informers of
+    one kind may each watch a namespace, or each a label selector (a controller's parents and its
+    children); an informer of all namespaces covers every namespace.
     """
 
     def __init__(self, informers: Iterable[Informer] = ()) -> None:
@@ -64,41 +65,46 @@ class CacheReader:
         """Serve reads of the informer's group and kind from it."""
         self._informers.setdefault((group_of(informer.api_version), informer.kind), []).append(informer)
 
-    def informer_for(self, api_version: str, kind: str, namespace: str) -> Informer:
-        """The synced informer that holds ``kind`` in ``namespace``; NotCached or NotSynced otherwise."""
+    def informers_for(self, api_version: str, kind: str, namespace: str) -> list[Informer]:
+        """The informers that hold ``kind`` in ``namespace``, all synced; NotCached or NotSynced otherwise."""
         group = group_of(api_version)
-        candidates = self._informers.get((group, kind))
-        if not candidates:
-            raise NotCached(f"no informer caches {kind}{'.' + group if group else ''}")
-        for informer in candidates:
-            # "" asks for cluster-scoped objects: a namespaced kind has none, whichever informer says so
-            if informer.namespace in (None, namespace) or not namespace or not _namespaced(informer):
-                if not informer.has_synced:
-                    raise NotSynced(f"the cache of {kind}{'.' + group if group else ''} has not synced yet")
-                return informer
-        raise NotCached(f"no informer caches {kind}{'.' + group if group else ''} in namespace {namespace!r}")
+        what = f"{kind}.{group}" if group else kind
+        # "" asks for cluster-scoped objects: a namespaced kind has none, whichever informer says so
+        found = [
+            informer
+            for informer in self._informers.get((group, kind), ())
+            if informer.namespace in (None, namespace) or not namespace or not _namespaced(informer)
+        ]
+        if not found:
+            where = f" in namespace {namespace!r}" if self._informers.get((group, kind)) else ""
+            raise NotCached(f"no informer caches {what}{where}")
+        if not all(informer.has_synced for informer in found):
+            raise NotSynced(f"the cache of {what} has not synced yet")
+        return found
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
-        informer = self.informer_for(api_version, kind, namespace)
-        if _namespaced(informer):
-            if not namespace:
-                resource = informer.resource
-                plural = f"{resource.plural}.{resource.group}" if resource and resource.group else kind
-                raise BadRequest.new(f"the request needs a namespace: {plural} is namespaced")
-            found = informer.cache.get(object_key(namespace, name))
-        else:
-            found = informer.cache.get(object_key(None, name))
-        return copy.deepcopy(found) if found is not None else None
+        informers = self.informers_for(api_version, kind, namespace)
+        for informer in informers:
+            if _namespaced(informer):
+                if not namespace:
+                    resource = informer.resource
+                    plural = f"{resource.plural}.{resource.group}" if resource and resource.group else kind
+                    raise BadRequest.new(f"the request needs a namespace: {plural} is namespaced")
+                found = informer.cache.get(object_key(namespace, name))
+            else:
+                found = informer.cache.get(object_key(None, name))
+            if found is not None:
+                return copy.deepcopy(found)
+        return None
 
     def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
         selector = from_labels(labels)
-        informer = self.informer_for(api_version, kind, namespace)
-        found = [
-            obj
-            for obj in _candidates(informer, namespace, labels)
-            if namespace_of(obj) == namespace and selector.matches(labels_of(obj))
-        ]
-        return [copy.deepcopy(obj) for obj in sorted(found, key=name_of)]
+        found: dict[str, Obj] = {}
+        for informer in self.informers_for(api_version, kind, namespace):
+            for obj in _candidates(informer, namespace, labels):
+                if namespace_of(obj) == namespace and selector.matches(labels_of(obj)):
+                    found.setdefault(name_of(obj), obj)
+        return [copy.deepcopy(found[name]) for name in sorted(found)]
 
 
 def _namespaced(informer: Informer) -> bool:

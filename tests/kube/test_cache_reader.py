@@ -175,3 +175,18 @@ async def test_per_namespace_informers_of_one_kind_each_answer_for_their_namespa
             await informer.wait_for_sync()
         assert [o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "other", {})] == ["x"]
         assert [o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default", {})] == ["y"]
+
+
+async def test_informers_split_by_label_selector_answer_together() -> None:
+    client = MemoryClient(MemoryStore())
+    await client.create(obj("v1", "ConfigMap", "parent", role="parent"))
+    await client.create(obj("v1", "ConfigMap", "child", role="child"))
+    await client.create(obj("v1", "ConfigMap", "neither"))
+    parents = Informer(client, "v1", "ConfigMap", label_selector="role=parent")
+    children = Informer(client, "v1", "ConfigMap", label_selector="role=child")
+    reader = CacheReader([parents, children])
+    async with parents, children:
+        assert await parents.wait_for_sync() and await children.wait_for_sync()
+        assert reader.get("v1", "ConfigMap", "default", "child") is not None
+        assert [o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default", {})] == ["child", "parent"]
+        assert reader.get("v1", "ConfigMap", "default", "neither") is None, "no informer selects it"
