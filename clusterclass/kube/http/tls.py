@@ -1,0 +1,87 @@
+"""TLS contexts for talking to an API server: trust its CA, and present a client certificate.
+
+The standard library loads a client certificate and key only from files, while kubeconfigs and exec
+plugins hand them over as PEM data; :func:`ssl_context` writes them to a private temporary file for
+the moment of loading and removes it at once. A context is built once per (CA, client certificate)
+and reused by every request, so connection pooling keeps working; :class:`ContextCache` keeps them.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+
+from clusterclass.kube.http.kubeconfig import Config, ConfigError
+
+
+def ssl_context(
+    *,
+    ca_data: bytes | None,
+    insecure: bool,
+    client_cert: bytes | None = None,
+    client_key: bytes | None = None,
+    source: str = "",
+) -> ssl.SSLContext:
+    """A client context that verifies the server against ``ca_data`` (or the system's CAs) unless ``insecure``."""
+    where = f"{source}: " if source else ""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif ca_data:
+        try:
+            context.load_verify_locations(cadata=ca_data.decode("ascii", errors="replace"))
+        except (ssl.SSLError, ValueError) as err:
+            raise ConfigError(f"{where}certificate authority: not a valid PEM certificate ({err})") from err
+    if client_cert and client_key:
+        _load_client_certificate(context, client_cert, client_key, where)
+    return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, cert: bytes, key: bytes, where: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="clusterclass-tls-") as directory:
+        os.chmod(directory, 0o700)
+        cert_path = os.path.join(directory, "client.crt")
+        key_path = os.path.join(directory, "client.key")
+        for path, data in ((cert_path, cert), (key_path, key)):
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(data)
+        try:
+            context.load_cert_chain(cert_path, key_path)
+        except ssl.SSLError as err:
+            raise ConfigError(
+                f"{where}client certificate: the certificate and key are not a valid PEM pair ({err.reason or err})"
+            ) from err
+
+
+class ContextCache:
+    """One context per client certificate for a :class:`Config` (exec plugins may rotate the certificate)."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._contexts: dict[tuple[bytes, bytes] | None, ssl.SSLContext] = {}
+        # build the context of the configured certificate now, so a bad CA or key fails at once
+        self.get(self._static_pair())
+
+    def _static_pair(self) -> tuple[bytes, bytes] | None:
+        if self._config.client_cert and self._config.client_key:
+            return self._config.client_cert, self._config.client_key
+        return None
+
+    def get(self, pair: tuple[bytes, bytes] | None) -> ssl.SSLContext:
+        """The context presenting ``pair`` (certificate, key), or no client certificate for None."""
+        context = self._contexts.get(pair)
+        if context is None:
+            if len(self._contexts) > 8:  # an exec plugin rotating certificates: forget the old ones
+                self._contexts.clear()
+            context = ssl_context(
+                ca_data=self._config.ca_data,
+                insecure=self._config.insecure_skip_tls_verify,
+                client_cert=pair[0] if pair else None,
+                client_key=pair[1] if pair else None,
+                source=self._config.source,
+            )
+            self._contexts[pair] = context
+        return context
