@@ -119,6 +119,8 @@ class Informer:
     5 and 10 minutes); ``backoff_initial``/``backoff_max`` bound the wait between failed attempts,
     with up to ``jitter`` times as much added at random. ``resync_period`` re-delivers every cached
     object as an ``on_update(obj, obj)`` that often (controller-runtime's SyncPeriod); None never.
+    ``clock`` times the backoff, the resync and how long a watch lasted (a stream ending in under
+    a second with no event counts as broken); ``rng`` draws the jitter and the watch timeouts.
     """
 
     def __init__(
