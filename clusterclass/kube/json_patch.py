@@ -8,10 +8,12 @@ own words:
   for ``add`` it counts from the end of the list *after* the insertion, so ``-1`` appends);
 - ``test`` compares JSON values strictly (``true`` is not ``1``), and a ``test`` of a missing
   member against ``null`` holds;
+- ``replace`` of a member an object does not have adds it (a list index must exist);
 - a body that is not a JSON array is a BadRequest; more than 10000 operations is 413
-  RequestEntityTooLarge; an operation that does not apply is a 422 ``Invalid`` with the message
-  kube-apiserver gives ("the server rejected our request due to an error in our request") and
-  the reason in ``details.causes`` (type ``UnexpectedServerResponse``), as kube-apiserver answers.
+  RequestEntityTooLarge; an operation that does not apply is a 422 ``Invalid`` with only the
+  message "the server rejected our request due to an error in our request" and empty details,
+  exactly as kube-apiserver 1.37 answers (verified): the reason is not sent to the client, so
+  :class:`PatchFailed`'s message is kept only as the exception's ``__cause__``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
     patch is malformed or does not apply.
     """
     if not isinstance(patch, list):
-        raise BadRequest.new(f"json: cannot unmarshal {_json_type(patch)} into Go value of type jsonpatch.Patch")
+        raise BadRequest.new(
+            f"error decoding patch: json: cannot unmarshal {_json_type(patch)} into Go value of type "
+            "[]handlers.jsonPatchOp"
+        )
     if len(patch) > MAX_OPERATIONS:
         raise ApiError(
             make_status(
@@ -82,6 +87,8 @@ def _apply_one(document: Any, operation: Any) -> Any:
     if op == "test":
         _test(document, resolved["path"], operation["value"])
         return document
+    if op == "replace" and _missing_member(document, resolved["path"]):
+        resolved["op"] = "add"
     try:
         return jsonpatch.apply_patch(document, [resolved], in_place=True)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError, IndexError) as err:
@@ -112,6 +119,16 @@ def _resolve(document: Any, path: str, *, inserting: bool) -> str:
         else:
             break
     return "/" + "/".join(tokens)
+
+
+def _missing_member(document: Any, path: str) -> bool:
+    """Whether ``path`` names a member its (existing) parent object does not have."""
+    parent_path, _, last = path.rpartition("/")
+    try:
+        parent = jsonpointer.resolve_pointer(document, parent_path) if path else None
+    except jsonpointer.JsonPointerException:
+        return False
+    return isinstance(parent, dict) and last.replace("~1", "/").replace("~0", "~") not in parent
 
 
 def _test(document: Any, path: str, expected: Any) -> None:
@@ -145,14 +162,9 @@ def _describe(op: str, path: str, err: Exception) -> str:
 
 
 def _rejected(reason: str) -> Invalid:
-    """The 422 kube-apiserver answers when a JSON patch does not apply."""
+    """The 422 kube-apiserver answers when a JSON patch does not apply (the reason stays on the server)."""
     return Invalid(
-        make_status(
-            422,
-            "Invalid",
-            "the server rejected our request due to an error in our request",
-            details={"causes": [{"reason": "UnexpectedServerResponse", "message": reason}]},
-        )
+        make_status(422, "Invalid", "the server rejected our request due to an error in our request", details={})
     )
 
 

@@ -61,6 +61,7 @@ from clusterclass.kube.errors import (
     NotFound,
     make_status,
 )
+from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.mergepatch import merge_patch
 from clusterclass.kube.persistence import SqliteState
@@ -85,6 +86,9 @@ CRD_KIND = "CustomResourceDefinition"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 #: the ``spec.finalizers`` entry the namespace controller removes once a deleted namespace is empty
 NAMESPACE_FINALIZER = "kubernetes"
+
+#: the label kube-apiserver keeps on every Namespace, with its name
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 #: plurals the simple English rules of :func:`plural_of` get wrong
 PLURAL_OVERRIDES = {"Endpoints": "endpoints"}
@@ -290,6 +294,7 @@ class MemoryStore:
             buffer_size=watch_buffer,
             bookmark_interval=bookmark_interval,
         )
+        self._gc = GarbageCollector(self, clock=clock)
         self._state = SqliteState(state_path, synchronous=durability) if state_path is not None else None
         stored: list[Obj] = []
         if self._state is not None:
@@ -329,7 +334,7 @@ class MemoryStore:
         resource). ``plural`` defaults to :func:`plural_of`.
         """
         group, version = split_api_version(api_version)
-        with self._lock:
+        with self._lock, self._writing():
             known = self._kinds.get((group, kind))
             versions = (known.versions if known else frozenset()) | {version}
             return self._register(
@@ -350,6 +355,7 @@ class MemoryStore:
             self._hub.history(kind_key)  # the watch window of a new kind starts now
         self._kinds[kind_key] = info
         self._objects.setdefault(kind_key, {})
+        self._gc.kinds_changed()
         return info
 
     def kinds(self) -> list[KindInfo]:
@@ -428,8 +434,7 @@ class MemoryStore:
 
         ``resource_version`` None, ``""`` or ``"0"``: an ``ADDED`` for every matching object first;
         otherwise every change after it, or :class:`~clusterclass.kube.errors.Gone` when the
-        history no longer reaches back that far. A resourceVersion the store has not reached yet is
-        refused at once (kube-apiserver waits up to three seconds for it, then refuses the same way).
+        history no longer reaches back that far.
         """
         with self._lock:
             info = self.kind_info(api_version, kind)
@@ -453,27 +458,33 @@ class MemoryStore:
                 timeout_seconds=timeout_seconds,
             )
 
+    def watch_count(self) -> int:
+        """How many watches are open."""
+        with self._lock:
+            return self._hub.watch_count()
+
     def _watch_start(self, resource_version: str | None) -> int | None:
-        """The resourceVersion a watch starts after; None to start with the current objects."""
+        """The resourceVersion a watch starts after; None to start with the current objects.
+
+        One the store has not reached yet is accepted, and the watch waits for it, as kube-apiserver's
+        watch cache does; one that is not a number is refused with kube-apiserver's 500.
+        """
         if resource_version in (None, "", "0"):
             return None
         text = str(resource_version)
         if not text.isdigit():
-            raise BadRequest.new(f'invalid resource version "{text}"')
-        start = int(text)
-        if start > self._resource_version:
             raise ApiError(
-                make_status(
-                    504,
-                    "Timeout",
-                    f"Too large resource version: {start}, current: {self._resource_version}",
-                    details={
-                        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                        "retryAfterSeconds": 1,
-                    },
-                )
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": '
+                    "invalid syntax",
+                    "code": 500,
+                }
             )
-        return start
+        return int(text)
 
     # -- writes --------------------------------------------------------------------------------------
 
@@ -506,7 +517,7 @@ class MemoryStore:
             if kind_key == _NAMESPACE:
                 _prepare_namespace(new)
             elif kind_key == _CRD:
-                self._check_crd(new, None)
+                self._prepare_crd(new, None)
             if dry_run:
                 return _served(new, api_version)
             with self._writing():
@@ -615,14 +626,33 @@ class MemoryStore:
     ) -> Obj | None:
         """Delete the object: None when it is gone, the object when finalizers still hold it.
 
-        ``propagation_policy`` None is ``Background``, kube-apiserver's default for every kind here.
-        What the controllers do after a delete (emptying a Namespace, removing a CRD's objects) is
-        done before this returns, so a Namespace without content is already gone.
+        ``propagation_policy`` None lets the object's own ``orphan`` / ``foregroundDeletion``
+        finalizer decide, else ``Background``, kube-apiserver's default for every kind here.
+        What the controllers do after a delete (collecting garbage, emptying a Namespace, removing a
+        CRD's objects) is done before this returns, but the answer is what the delete itself did,
+        as kube-apiserver's: an empty Namespace is returned Terminating, and is already gone.
         """
         with self._lock:
             info = self.kind_info(api_version, kind)
             if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
-                raise BadRequest.new(f"unsupported propagationPolicy {propagation_policy!r}")
+                detail = (
+                    f"Unsupported value: {_go_quote(propagation_policy)}: supported values: "
+                    '"Foreground", "Background", "Orphan", "nil"'
+                )
+                raise Invalid(
+                    make_status(
+                        422,
+                        "Invalid",
+                        f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
+                        details={
+                            "group": "meta.k8s.io",
+                            "kind": "DeleteOptions",
+                            "causes": [
+                                {"reason": "FieldValueNotSupported", "message": detail, "field": "propagationPolicy"}
+                            ],
+                        },
+                    )
+                )
             namespace = self._namespace(info, namespace)
             stored = self._stored(info, namespace, name)
             meta = stored["metadata"]
@@ -635,14 +665,11 @@ class MemoryStore:
                         details=self._details(info, name),
                     )
             if dry_run:
-                marked = self._marked_for_deletion(info, stored)
+                marked = self._marked_for_deletion(info, stored, propagation_policy)
                 return None if marked is None else _served(marked, api_version)
             with self._writing():
-                self._delete_object(info, stored)
-            current = self._objects[(info.group, info.kind)].get((namespace, name))
-            if current is None or current["metadata"].get("uid") != meta.get("uid"):
-                return None
-            return _served(current, api_version)
+                marked = self._delete_object(info, stored, propagation_policy)
+            return None if marked is None else _served(marked, api_version)
 
     # -- internals: writes ---------------------------------------------------------------------------
 
@@ -693,7 +720,7 @@ class MemoryStore:
                 else:
                     new.pop("status", None)
             if kind_key == _NAMESPACE:
-                _keep_namespace_finalizers(new, old)
+                _update_namespace(new, old)
             if old_meta.get("deletionTimestamp"):
                 added = [f for f in new_meta.get("finalizers") or [] if f not in (old_meta.get("finalizers") or [])]
                 if added:
@@ -708,15 +735,16 @@ class MemoryStore:
                 if not _same_except(old, new, ignored):
                     new_meta["generation"] = old_meta["generation"] + 1
             if kind_key == _CRD:
-                self._check_crd(new, old)
+                self._prepare_crd(new, old)
         new["apiVersion"] = api_version
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if _same_except(old, new, ()) or dry_run:
             return _served(new, api_version)
         with self._writing():
             if new["metadata"].get("deletionTimestamp") and not _holds(kind_key, new):
+                # removed; kube-apiserver answers with the object as sent (at the old resourceVersion) and
+                # watchers see the last stored state, finalizers included, at the removal's resourceVersion
                 self._drop(info, old)
-                new["metadata"]["resourceVersion"] = self.resource_version
                 self._after_removal(info, old)
             else:
                 self._put(info, new)
@@ -724,9 +752,9 @@ class MemoryStore:
                     self._install_crd(new)
         return _served(new, api_version)
 
-    def _delete_object(self, info: KindInfo, stored: Obj) -> None:
-        """Delete ``stored``: remove it, or mark it when finalizers hold it (inside a transaction)."""
-        marked = self._marked_for_deletion(info, stored)
+    def _delete_object(self, info: KindInfo, stored: Obj, policy: PropagationPolicy | None) -> Obj | None:
+        """Delete ``stored``: remove it (None), or mark it when finalizers hold it (inside a transaction)."""
+        marked = self._marked_for_deletion(info, stored, policy)
         if marked is None:
             self._drop(info, stored)
             self._after_removal(info, stored)
@@ -737,21 +765,23 @@ class MemoryStore:
                 self._queue("namespace", marked["metadata"]["name"])
             elif kind_key == _CRD:
                 self._queue("crd", marked["metadata"]["name"])
+        return marked
 
-    def _marked_for_deletion(self, info: KindInfo, stored: Obj) -> Obj | None:
-        """What deleting ``stored`` leaves: None when it goes at once, else the marked object (or itself)."""
+    def _marked_for_deletion(self, info: KindInfo, stored: Obj, policy: PropagationPolicy | None) -> Obj | None:
+        """What deleting ``stored`` leaves: None when it goes at once, else the marked object.
+
+        ``stored`` itself when the delete changes nothing (already being deleted, same finalizers).
+        The finalizers ``propagation_policy`` asks for are :func:`~clusterclass.kube.gc.deletion_finalizers`.
+        """
         kind_key = (info.group, info.kind)
         meta = stored["metadata"]
-        if meta.get("deletionTimestamp"):
-            return stored
-        marked = {**stored, "metadata": dict(meta)}
-        marked_meta = marked["metadata"]
         now = self._clock()
-        if kind_key == _CRD:
-            # the CRD registry's own delete: finalizer and condition, without generation or grace period
+        if kind_key == _CRD and not meta.get("deletionTimestamp"):
+            # the CRD registry's own first delete: its finalizer and a condition, no generation or grace period
+            marked = {**stored, "metadata": dict(meta)}
             if CRD_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
-                marked_meta["finalizers"] = [*(meta.get("finalizers") or []), CRD_CLEANUP_FINALIZER]
-            marked_meta["deletionTimestamp"] = _rfc3339(now)
+                marked["metadata"]["finalizers"] = [*(meta.get("finalizers") or []), CRD_CLEANUP_FINALIZER]
+            marked["metadata"]["deletionTimestamp"] = _rfc3339(now)
             marked["status"] = _with_condition(
                 marked.get("status") or {},
                 _condition(
@@ -760,14 +790,26 @@ class MemoryStore:
                 ),
             )  # fmt: skip
             return marked
+        wanted = deletion_finalizers(meta.get("finalizers") or [], policy)
+        if meta.get("deletionTimestamp") and wanted is None:
+            return stored
+        marked = {**stored, "metadata": dict(meta)}
+        marked_meta = marked["metadata"]
+        if wanted is not None:
+            marked_meta["finalizers"] = wanted
+            if not wanted:
+                del marked_meta["finalizers"]
         if not _holds(kind_key, marked):
             return None
+        if meta.get("deletionTimestamp"):
+            return marked
         if info.generation and marked_meta.get("generation"):
             marked_meta["generation"] += 1
         marked_meta["deletionTimestamp"] = _rfc3339(now)
-        marked_meta["deletionGracePeriodSeconds"] = 0
         if kind_key == _NAMESPACE:
             marked["status"] = {**(marked.get("status") or {}), "phase": "Terminating"}
+        else:
+            marked_meta["deletionGracePeriodSeconds"] = 0
         return marked
 
     @contextmanager
@@ -779,12 +821,7 @@ class MemoryStore:
         transaction = self._transaction = _Transaction(self._resource_version)
         try:
             yield transaction
-            while transaction.work:
-                what, name = transaction.work.pop(0)
-                if what == "namespace":
-                    self._sync_namespace(name)
-                else:
-                    self._sync_crd(name)
+            self._settle(transaction)
             if self._state is not None and transaction.net:
                 puts = [(key, obj) for key, obj in transaction.net.items() if obj is not None]
                 deletes = [key for key, obj in transaction.net.items() if obj is None]
@@ -797,6 +834,19 @@ class MemoryStore:
         for kind_key, change in transaction.changes:
             self._hub.publish(kind_key, change)
 
+    def _settle(self, transaction: _Transaction) -> None:
+        """Run the controllers' follow-up work (namespaces, CRDs, garbage collection) until none is left."""
+        while True:
+            while transaction.work:
+                what, name = transaction.work.pop(0)
+                if what == "namespace":
+                    self._sync_namespace(name)
+                else:
+                    self._sync_crd(name)
+            self._gc.run_pending()
+            if not transaction.work:
+                return
+
     def _undo(self, transaction: _Transaction) -> None:
         for kind_key, name_key, previous in reversed(transaction.undo):
             bucket = self._objects.setdefault(kind_key, {})
@@ -808,6 +858,11 @@ class MemoryStore:
             if name_key[0] and (current is None) != (previous is None):
                 self._count_content(name_key[0], 1 if previous is not None else -1)
         self._resource_version = transaction.start_version
+        # the collector saw the undone changes: it starts again from what is stored
+        self._gc = GarbageCollector(self, clock=self._clock)
+        for bucket in self._objects.values():
+            for obj in bucket.values():
+                self._gc.observe_stored(obj)
 
     def _put(self, info: KindInfo, obj: Obj) -> None:
         """Store ``obj`` (which the store owns from now on, never to change it) at the next resourceVersion."""
@@ -827,6 +882,7 @@ class MemoryStore:
         transaction.net[(*kind_key, *name_key)] = obj
         change = Change(self._resource_version, "MODIFIED" if previous else "ADDED", name_key[0], obj, previous)
         transaction.changes.append((kind_key, change))
+        self._gc.observe_stored(obj)
 
     def _drop(self, info: KindInfo, stored: Obj) -> None:
         """Remove ``stored`` at the next resourceVersion."""
@@ -842,6 +898,7 @@ class MemoryStore:
         transaction.undo.append((kind_key, name_key, stored))
         transaction.net[(*kind_key, *name_key)] = None
         transaction.changes.append((kind_key, Change(self._resource_version, "DELETED", name_key[0], None, stored)))
+        self._gc.observe_removed(stored)
 
     def _after_removal(self, info: KindInfo, removed: Obj) -> None:
         """Follow-up work once ``removed`` is gone: a terminating namespace or CRD may now be empty."""
@@ -893,7 +950,7 @@ class MemoryStore:
                 if name_key[0] != name:
                     continue
                 if not obj["metadata"].get("deletionTimestamp"):
-                    self._delete_object(info, obj)
+                    self._delete_object(info, obj, "Background")
                 current = bucket.get(name_key)
                 if current is not None:
                     remaining[info.resource] = remaining.get(info.resource, 0) + 1
@@ -919,6 +976,23 @@ class MemoryStore:
             self._drop(info, ns)
 
     # -- internals: CustomResourceDefinitions --------------------------------------------------------
+
+    def _prepare_crd(self, crd: Obj, old: Obj | None) -> None:
+        """Check and default a CRD written by a client (create: ``old`` None), as its registry strategy does."""
+        self._check_crd(crd, old)
+        spec = crd["spec"] = dict(crd["spec"])
+        names = spec["names"] = dict(spec["names"])
+        names.setdefault("singular", names["kind"].lower())
+        names.setdefault("listKind", names["kind"] + "List")
+        if not isinstance(spec.get("conversion"), dict):
+            spec["conversion"] = {"strategy": "None"}
+        if old is None:
+            storage = next(str(v["name"]) for v in spec["versions"] if isinstance(v, dict) and v.get("storage"))
+            crd["status"] = {
+                "conditions": None,
+                "acceptedNames": {"plural": "", "kind": ""},
+                "storedVersions": [storage],
+            }
 
     def _check_crd(self, crd: Obj, old: Obj | None) -> None:
         """The CRD checks the registration depends on: names, group, scope, versions (Invalid otherwise)."""
@@ -1028,7 +1102,7 @@ class MemoryStore:
             for name_key in sorted(bucket):
                 obj = bucket.get(name_key)
                 if obj is not None and not obj["metadata"].get("deletionTimestamp"):
-                    self._delete_object(info, obj)
+                    self._delete_object(info, obj, None)
             if bucket:
                 status = _with_condition(
                     crd.get("status") or {},
@@ -1080,6 +1154,13 @@ class MemoryStore:
             bucket[(namespace if info is None or info.namespaced else "", meta["name"])] = obj
             if namespace:
                 self._count_content(namespace, 1)
+            self._gc.observe_stored(obj)
+        with self._writing():
+            # what a crash interrupted: garbage to collect, namespaces and CRDs half deleted
+            for kind_key, what in ((_NAMESPACE, "namespace"), (_CRD, "crd")):
+                for (_, name), obj in sorted(self._objects[kind_key].items()):
+                    if obj["metadata"].get("deletionTimestamp"):
+                        self._queue(what, name)
 
     def _install_crd_kind(self, crd: Obj) -> None:
         """Register a stored CRD's kind without writing (its status is already stored)."""
@@ -1197,17 +1278,18 @@ def _holds(kind_key: KindKey, obj: Obj) -> bool:
 
 
 def _prepare_namespace(ns: Obj) -> None:
-    """A new Namespace is Active and carries the ``kubernetes`` finalizer, as kube-apiserver sets them."""
+    """A new Namespace is Active with the ``kubernetes`` finalizer and its name label (kube-apiserver's strategy)."""
     spec: Obj = ns["spec"] if isinstance(ns.get("spec"), dict) else {}
     finalizers = list(spec.get("finalizers") or [])
     if NAMESPACE_FINALIZER not in finalizers:
         finalizers.append(NAMESPACE_FINALIZER)
     ns["spec"] = {**spec, "finalizers": finalizers}
     ns["status"] = {"phase": "Active"}
+    _label_namespace(ns)
 
 
-def _keep_namespace_finalizers(new: Obj, old: Obj) -> None:
-    """An update never changes ``spec.finalizers`` of a Namespace (only its ``/finalize`` does)."""
+def _update_namespace(new: Obj, old: Obj) -> None:
+    """An update never changes ``spec.finalizers`` of a Namespace (only its ``/finalize`` does), nor its name label."""
     finalizers = (old.get("spec") or {}).get("finalizers")
     spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
     if finalizers is None:
@@ -1215,6 +1297,13 @@ def _keep_namespace_finalizers(new: Obj, old: Obj) -> None:
     else:
         spec["finalizers"] = finalizers
     new["spec"] = spec
+    _label_namespace(new)
+
+
+def _label_namespace(ns: Obj) -> None:
+    meta = ns["metadata"]
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta["labels"] = {**labels, NAMESPACE_NAME_LABEL: meta["name"]}
 
 
 def _namespace_conditions(remaining: dict[str, int], finalizers: dict[str, int], now: datetime) -> list[Obj]:

@@ -8,7 +8,9 @@ tagged with the resourceVersion of the write. This module is that cache for
   to N the answer is ``Gone``, ``too old resource version: N (M)`` with M the oldest resourceVersion
   the window can still start from, and the client lists again;
 - a watch without a resourceVersion (or with ``"0"``) first gets a synthetic ``ADDED`` for every
-  object that matches, then the live changes;
+  object that matches, then (when it asked for bookmarks) a ``BOOKMARK`` at the store's
+  resourceVersion annotated ``k8s.io/initial-events-end: "true"``, then the live changes, as
+  kube-apiserver 1.37 sends them;
 - label selectors filter per watch, and an object whose labels move in or out of the selector
   arrives as ``ADDED`` or ``DELETED``; a ``DELETED`` carries the object's last state with the
   resourceVersion of the change that removed it (as the watch cache's ``cacheWatcher`` does);
@@ -55,6 +57,8 @@ DEFAULT_HISTORY_SIZE = 4096
 DEFAULT_BUFFER_SIZE = 10000
 #: seconds without events before a watch that asked for bookmarks gets one
 DEFAULT_BOOKMARK_INTERVAL = 1.0
+#: the annotation of the bookmark that ends the initial ADDED events
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +91,10 @@ class History:
             self.floor = self.changes[0].resource_version - 1
 
     def since(self, resource_version: int) -> Iterable[Change]:
-        """The changes after ``resource_version``; Gone when the window no longer reaches back to it."""
+        """The changes after ``resource_version``; Gone when the window no longer reaches back to it.
+
+        A ``resource_version`` the store has not reached gives nothing now: the watch waits for it.
+        """
         if resource_version < self.floor:
             raise Gone.new(f"too old resource version: {resource_version} ({self.floor})")
         return (change for change in self.changes if change.resource_version > resource_version)
@@ -132,6 +139,8 @@ class MemoryWatch:
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
         self._last_sent = 0
+        #: changes up to this resourceVersion are not for this watch (it started later)
+        self._after = 0
 
     # -- writer side (store lock held) ---------------------------------------------------------------
 
@@ -142,6 +151,8 @@ class MemoryWatch:
 
     def _entry(self, change: Change) -> _Entry | None:
         """What this watch sees of ``change``, with selector transitions as ADDED and DELETED."""
+        if change.resource_version <= self._after:
+            return None
         now = self._matches(change.namespace, change.obj)
         before = self._matches(change.namespace, change.prev)
         if now and change.obj is not None:
@@ -199,6 +210,8 @@ class MemoryWatch:
             if entry is not None:
                 kind, obj, resource_version = entry
                 self._last_sent = max(self._last_sent, resource_version)
+                if kind == "BOOKMARK":
+                    return self._bookmark_event(resource_version, initial_events_end=True)
                 return {"type": kind, "object": self._serve(obj, self.api_version, resource_version)}
             now = time.monotonic()
             wait = None if self._deadline is None else self._deadline - now
@@ -230,14 +243,13 @@ class MemoryWatch:
         if resource_version <= self._last_sent:
             return None
         self._last_sent = resource_version
-        return {
-            "type": "BOOKMARK",
-            "object": {
-                "apiVersion": self.api_version,
-                "kind": self.kind,
-                "metadata": {"resourceVersion": str(resource_version)},
-            },
-        }
+        return self._bookmark_event(resource_version)
+
+    def _bookmark_event(self, resource_version: int, *, initial_events_end: bool = False) -> WatchEvent:
+        metadata: Obj = {"resourceVersion": str(resource_version)}
+        if initial_events_end:
+            metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
+        return {"type": "BOOKMARK", "object": {"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata}}
 
     def close(self) -> None:
         """End the watch: the reader gets what is already buffered, then the end of the stream."""
@@ -328,9 +340,14 @@ class WatchHub:
                 for namespace_of, obj in current_objects()
                 if watch._matches(namespace_of, obj)
             )
+            if bookmarks:
+                watch._prefill([("BOOKMARK", {}, self.current())])
         else:
             entries = (watch._entry(change) for change in self.history(kind_key).since(resource_version))
             watch._prefill(entry for entry in entries if entry is not None)
+        # a bookmark only tells the reader something when the store has moved past where it started
+        watch._last_sent = self.current() if resource_version is None else resource_version
+        watch._after = watch._last_sent
         self._watches.setdefault(kind_key, set()).add(watch)
         return watch
 
