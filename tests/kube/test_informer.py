@@ -368,6 +368,22 @@ async def test_a_kind_not_served_yet_is_retried_with_backoff_until_it_is() -> No
         assert inf.get("w", "default") is not None
 
 
+async def test_a_stream_that_ends_at_once_without_events_counts_as_broken() -> None:
+    # a server that closes every stream straight away must not be re-watched in a tight loop:
+    # the informer backs off and lists again (client-go's "very short watch")
+    client = MemoryClient(MemoryStore())
+    clock = FakeClock()
+    async with informer(client, clock=clock, backoff_initial=5, backoff_max=5) as inf:
+        await inf.wait_for_sync()
+        await eventually(lambda: inf.watches == 1)
+        await asyncio.sleep(0)
+        await client.close()  # ends the open watch normally, at once (the fake clock has not moved)
+        await eventually(lambda: clock.pending == 1)
+        assert inf.lists == 1
+        clock.advance(5)
+        await eventually(lambda: inf.lists == 2)
+
+
 async def test_wait_for_sync_is_false_when_the_informer_stops_first() -> None:
     client = MemoryClient(MemoryStore())
     inf = informer(client, "example.com/v1", "Widget", clock=FakeClock())
