@@ -120,6 +120,8 @@ class KindInfo:
     versions: frozenset[str] = field(default_factory=frozenset)
     #: the name of the CRD that serves this kind; "" for built-in kinds and plain registrations
     crd: str = ""
+    #: whether an update without ``metadata.resourceVersion`` is allowed (built-in kinds; never custom resources)
+    unconditional_update: bool = False
 
     @property
     def resource(self) -> str:
@@ -327,11 +329,14 @@ class MemoryStore:
         status_subresource: bool = True,
         generation: bool = True,
         plural: str | None = None,
+        unconditional_update: bool | None = None,
     ) -> KindInfo:
         """Serve ``kind`` in ``api_version`` (as installing its CRD would); other versions stay served.
 
         ``generation`` says whether the server keeps ``metadata.generation`` (true for every custom
-        resource). ``plural`` defaults to :func:`plural_of`.
+        resource). ``plural`` defaults to :func:`plural_of`. ``unconditional_update`` (whether an
+        update may leave out ``metadata.resourceVersion``) defaults to ``not generation``: built-in
+        kinds allow it, custom resources never do.
         """
         group, version = split_api_version(api_version)
         with self._lock, self._writing():
@@ -346,6 +351,7 @@ class MemoryStore:
                     status_subresource=status_subresource,
                     generation=generation,
                     versions=versions,
+                    unconditional_update=not generation if unconditional_update is None else unconditional_update,
                 )
             )
 
@@ -583,7 +589,7 @@ class MemoryStore:
                 raise BadRequest.new(
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
-            return self._update(patched, status_only=status, dry_run=dry_run)
+            return self._update(patched, status_only=status, dry_run=dry_run, patched=True)
 
     def patch_merge(
         self,
@@ -673,7 +679,8 @@ class MemoryStore:
 
     # -- internals: writes ---------------------------------------------------------------------------
 
-    def _update(self, obj: Obj, *, status_only: bool, dry_run: bool) -> Obj:
+    def _update(self, obj: Obj, *, status_only: bool, dry_run: bool, patched: bool = False) -> Obj:
+        """Update (or, ``patched``, store a patched copy of) the object; the uid is a precondition of an update."""
         api_version, info = self._object_kind(obj)
         if status_only and not info.status_subresource:
             raise NotFound.new("the server could not find the requested resource")
@@ -686,6 +693,23 @@ class MemoryStore:
         old = self._stored(info, namespace, name)
         old_meta = old["metadata"]
         wanted_version = meta.get("resourceVersion")
+        wanted_uid = meta.get("uid")
+        if wanted_uid and wanted_uid != old_meta["uid"] and patched:
+            self._raise_invalid(
+                info, name, "metadata.uid", "FieldValueInvalid",
+                f"Invalid value: {_go_quote(wanted_uid)}: field is immutable",
+            )  # fmt: skip
+        if wanted_uid and wanted_uid != old_meta["uid"]:
+            raise Conflict.new(
+                f'Operation cannot be fulfilled on {info.resource} "{name}": Precondition failed: '
+                f"UID in precondition: {wanted_uid}, UID in object meta: {old_meta['uid']}",
+                details=self._details(info, name),
+            )
+        if not wanted_version and not info.unconditional_update:
+            self._raise_invalid(
+                info, name, "metadata.resourceVersion", "FieldValueInvalid",
+                "Invalid value: 0x0: must be specified for an update",
+            )  # fmt: skip
         if wanted_version and wanted_version != old_meta["resourceVersion"]:
             raise Conflict.new(
                 f'Operation cannot be fulfilled on {info.resource} "{name}": the object has been modified; '
@@ -700,11 +724,6 @@ class MemoryStore:
         else:
             new = json_copy(obj)
             new_meta = new["metadata"]
-            if new_meta.get("uid") and new_meta["uid"] != old_meta["uid"]:
-                self._raise_invalid(
-                    info, name, "metadata.uid", "FieldValueInvalid",
-                    f"Invalid value: {_go_quote(new_meta['uid'])}: field is immutable",
-                )  # fmt: skip
             for system_field in _SYSTEM_METADATA:
                 if system_field in old_meta:
                     new_meta[system_field] = old_meta[system_field]
@@ -1231,10 +1250,18 @@ class MemoryStore:
         if ns is None:
             raise NotFound.new(f'namespaces "{namespace}" not found', details={"name": namespace, "kind": "namespaces"})
         if ns["metadata"].get("deletionTimestamp"):
+            details = self._details(info, name)
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
             raise Forbidden.new(
                 f'{info.resource} "{name}" is forbidden: unable to create new content in namespace {namespace} '
                 "because it is being terminated",
-                details=self._details(info, name),
+                details=details,
             )
         if info.crd:
             crd = self._objects[_CRD].get(("", info.crd))

@@ -355,12 +355,22 @@ def test_update_with_stale_resource_version_is_conflict(store: MemoryStore) -> N
     )
 
 
-def test_update_without_resource_version_is_unconditional(store: MemoryStore) -> None:
-    store.create(cluster(spec={"paused": False}))
-    updated = store.update(cluster(spec={"paused": True}))
-    assert updated["spec"] == {"paused": True}
-    assert updated["metadata"]["uid"] == "uid-2"
+def test_update_without_resource_version_is_unconditional_for_built_in_kinds(store: MemoryStore) -> None:
+    created = store.create(config_map(a="1"))
+    updated = store.update(config_map(a="2"))
+    assert updated["data"] == {"a": "2"}
+    assert updated["metadata"]["uid"] == created["metadata"]["uid"]
     assert updated["metadata"]["creationTimestamp"] == "2026-01-02T03:04:05Z"
+
+
+def test_custom_resource_update_needs_a_resource_version(store: MemoryStore) -> None:
+    store.create(cluster(spec={"paused": False}))
+    with pytest.raises(Invalid) as err:
+        store.update(cluster(spec={"paused": True}))
+    assert err.value.message == (
+        'Cluster.cluster.x-k8s.io "c1" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+        "must be specified for an update"
+    )
 
 
 def test_update_keeps_system_metadata(store: MemoryStore, clock: Clock) -> None:
@@ -368,19 +378,25 @@ def test_update_keeps_system_metadata(store: MemoryStore, clock: Clock) -> None:
     clock.now += timedelta(hours=1)
     changed = cluster(spec={})
     changed["metadata"].update(
-        {"creationTimestamp": "2000-01-01T00:00:00Z", "generation": 40, "deletionTimestamp": "2000-01-01T00:00:00Z"}
+        {
+            "creationTimestamp": "2000-01-01T00:00:00Z",
+            "generation": 40,
+            "deletionTimestamp": "2000-01-01T00:00:00Z",
+            "resourceVersion": created["metadata"]["resourceVersion"],
+        }
     )
     updated = store.update(changed)
     assert updated == created
 
 
-def test_update_cannot_change_uid(store: MemoryStore) -> None:
+def test_update_with_another_uid_fails_its_uid_precondition(store: MemoryStore) -> None:
     created = store.create(cluster())
     created["metadata"]["uid"] = "other"
-    with pytest.raises(Invalid) as err:
+    with pytest.raises(Conflict) as err:
         store.update(created)
     assert err.value.message == (
-        'Cluster.cluster.x-k8s.io "c1" is invalid: metadata.uid: Invalid value: "other": field is immutable'
+        'Operation cannot be fulfilled on clusters.cluster.x-k8s.io "c1": Precondition failed: '
+        "UID in precondition: other, UID in object meta: uid-2"
     )
 
 
