@@ -236,9 +236,9 @@ async def test_a_namespaced_kind_needs_a_namespace_and_a_cluster_scoped_one_igno
 ) -> None:
     with pytest.raises(BadRequest, match="the request needs a namespace: configmaps is namespaced"):
         await client.get("v1", "ConfigMap", "a")
-    with pytest.raises(BadRequest, match="the object needs a namespace: widgets.example.io is namespaced"):
+    with pytest.raises(BadRequest, match=r"the object needs a namespace: widgets\.example\.io is namespaced"):
         await client.create({"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": "w"}})
-    with pytest.raises(BadRequest, match="unable to parse label selector 'a in \\('"):
+    with pytest.raises(BadRequest, match=r"unable to parse label selector 'a in \('"):
         await client.list("v1", "ConfigMap", label_selector="a in (")
     api.on("GET", "/api/v1/namespaces/kube-system", {"kind": "Namespace", "metadata": {"name": "kube-system"}})
     await client.get("v1", "Namespace", "kube-system", namespace="ignored")
@@ -603,7 +603,7 @@ async def test_tls_with_ca_client_certificate_and_server_name(tmp_path: Path) ->
             assert (await http.get("v1", "Namespace", "me"))["metadata"]["name"] == "alice"
         # the certificate is for kube.internal, not 127.0.0.1
         async with HttpClient(Config(server=server, ca_data=ca.cert_pem), read_retries=0) as http:
-            with pytest.raises(ApiError, match="TLS handshake failed: .*certificate verify failed"):
+            with pytest.raises(ApiError, match=r"TLS handshake failed: .*certificate verify failed"):
                 await http.resource("v1", "Namespace")
         # a CA that did not sign it
         other = CertificateAuthority("other")
