@@ -248,6 +248,10 @@ class _Transaction:
     net: dict[Key, Obj | None] = field(default_factory=dict)
     #: follow-up work of kube-controller-manager's controllers: ("namespace" | "crd", name)
     work: list[tuple[str, str]] = field(default_factory=list)
+    #: (kind, its registration before) for every kind registered or removed, to undo a failed write
+    kinds_before: list[tuple[KindKey, KindInfo | None]] = field(default_factory=list)
+    #: kinds removed: their watches end once this transaction's events are published
+    removed_kinds: list[KindKey] = field(default_factory=list)
 
 
 class MemoryStore:
@@ -359,6 +363,8 @@ class MemoryStore:
         kind_key = (info.group, info.kind)
         if kind_key not in self._kinds:
             self._hub.history(kind_key)  # the watch window of a new kind starts now
+        if self._transaction is not None:
+            self._transaction.kinds_before.append((kind_key, self._kinds.get(kind_key)))
         self._kinds[kind_key] = info
         self._objects.setdefault(kind_key, {})
         self._gc.kinds_changed()
@@ -507,6 +513,7 @@ class MemoryStore:
             if meta.get("resourceVersion"):
                 raise ApiError.new("resourceVersion should not be set on objects to be created")
             name = self._choose_name(info, namespace, meta)
+            self._check_kind_open(info, name)
             if info.namespaced:
                 self._check_namespace_open(info, namespace, name)
             if (namespace, name) in self._objects[(info.group, info.kind)]:
@@ -852,6 +859,9 @@ class MemoryStore:
             self._transaction = None
         for kind_key, change in transaction.changes:
             self._hub.publish(kind_key, change)
+        for kind_key in transaction.removed_kinds:
+            if kind_key not in self._kinds:
+                self._hub.drop_kind(kind_key)
 
     def _settle(self, transaction: _Transaction) -> None:
         """Run the controllers' follow-up work (namespaces, CRDs, garbage collection) until none is left."""
@@ -877,6 +887,11 @@ class MemoryStore:
             if name_key[0] and (current is None) != (previous is None):
                 self._count_content(name_key[0], 1 if previous is not None else -1)
         self._resource_version = transaction.start_version
+        for kind_key, before in reversed(transaction.kinds_before):
+            if before is None:
+                self._kinds.pop(kind_key, None)
+            else:
+                self._kinds[kind_key] = before
         # the collector saw the undone changes: it starts again from what is stored
         self._gc = GarbageCollector(self, clock=self._clock)
         for bucket in self._objects.values():
@@ -1067,12 +1082,12 @@ class MemoryStore:
                 f"Invalid value: {_go_quote(kind)}: the kind is already served by {known.crd}",
             )  # fmt: skip
 
-    def _install_crd(self, crd: Obj) -> None:
-        """Serve the CRD's kind in its served versions, then accept its names and mark it Established."""
+    def _crd_info(self, crd: Obj) -> KindInfo:
+        """The kind a (checked) CRD serves."""
         spec = crd["spec"]
         names = spec["names"]
         served = [v for v in spec["versions"] if isinstance(v, dict) and v.get("served") and v.get("name")]
-        info = KindInfo(
+        return KindInfo(
             group=spec["group"],
             kind=names["kind"],
             plural=names["plural"],
@@ -1082,9 +1097,14 @@ class MemoryStore:
             versions=frozenset(str(v["name"]) for v in served),
             crd=crd["metadata"]["name"],
         )
+
+    def _install_crd(self, crd: Obj) -> None:
+        """Serve the CRD's kind in its served versions, then accept its names and mark it Established."""
         if crd["metadata"].get("deletionTimestamp"):
             return
-        self._register(info)
+        self._register(self._crd_info(crd))
+        spec = crd["spec"]
+        names = spec["names"]
         status = dict(crd.get("status") or {})
         status["acceptedNames"] = {
             **{key: value for key, value in names.items() if key in ("plural", "singular", "kind", "listKind",
@@ -1148,12 +1168,15 @@ class MemoryStore:
         self._put(crd_info, {**crd, "metadata": {**crd["metadata"], "finalizers": finalizers}, "status": status})
 
     def _uninstall_crd(self, crd: Obj) -> None:
+        """Stop serving a removed CRD's kind (its objects are gone); its watches end after this write."""
+        transaction = self._transaction
+        assert transaction is not None
         name = crd["metadata"]["name"]
         for kind_key, info in list(self._kinds.items()):
             if info.crd == name:
+                transaction.kinds_before.append((kind_key, info))
+                transaction.removed_kinds.append(kind_key)
                 del self._kinds[kind_key]
-                self._objects.pop(kind_key, None)
-                self._hub.drop_kind(kind_key)
 
     # -- internals: persistence ----------------------------------------------------------------------
 
@@ -1162,8 +1185,7 @@ class MemoryStore:
         objects = list(stored)
         crds = [obj for obj in objects if (_group(obj), obj.get("kind")) == _CRD]
         for crd in crds:
-            if not crd["metadata"].get("deletionTimestamp"):
-                self._install_crd_kind(crd)
+            self._register(self._crd_info(crd))  # its status is stored already
         for obj in objects:
             group, kind = _group(obj), str(obj.get("kind"))
             info = self._kinds.get((group, kind))
@@ -1180,15 +1202,6 @@ class MemoryStore:
                 for (_, name), obj in sorted(self._objects[kind_key].items()):
                     if obj["metadata"].get("deletionTimestamp"):
                         self._queue(what, name)
-
-    def _install_crd_kind(self, crd: Obj) -> None:
-        """Register a stored CRD's kind without writing (its status is already stored)."""
-        transaction, self._transaction = self._transaction, _Transaction(self._resource_version)
-        try:
-            self._install_crd({**crd, "status": crd.get("status")})
-        finally:
-            self._transaction = transaction
-            self._resource_version = max(self._resource_version, int(crd["metadata"].get("resourceVersion") or 0))
 
     # -- internals: checks ---------------------------------------------------------------------------
 
@@ -1245,6 +1258,16 @@ class MemoryStore:
             )
         return name
 
+    def _check_kind_open(self, info: KindInfo, name: str) -> None:
+        """A custom resource cannot be created while its CRD is being deleted."""
+        crd = self._objects[_CRD].get(("", info.crd)) if info.crd else None
+        if crd is not None and crd["metadata"].get("deletionTimestamp"):
+            raise Forbidden.new(
+                f'{info.resource} "{name}" is forbidden: create not allowed while custom resource definition '
+                "is terminating",
+                details=self._details(info, name),
+            )
+
     def _check_namespace_open(self, info: KindInfo, namespace: str, name: str) -> None:
         ns = self._objects[_NAMESPACE].get(("", namespace))
         if ns is None:
@@ -1263,17 +1286,6 @@ class MemoryStore:
                 "because it is being terminated",
                 details=details,
             )
-        if info.crd:
-            crd = self._objects[_CRD].get(("", info.crd))
-            if crd is not None and crd["metadata"].get("deletionTimestamp"):
-                raise ApiError(
-                    make_status(
-                        405,
-                        "MethodNotAllowed",
-                        "create not allowed while custom resource definition is terminating",
-                        details=self._details(info, name),
-                    )
-                )
 
     def _details(self, info: KindInfo, name: str) -> dict[str, Any]:
         details: dict[str, Any] = {"name": name, "kind": info.plural}
