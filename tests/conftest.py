@@ -28,9 +28,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that uses the real kube-apiserver, so ``-m 'not real_apiserver'`` leaves them out."""
+    """Mark every test that uses the real kube-apiserver, so ``-m 'not real_apiserver'`` leaves them out.
+
+    That is every test taking the ``real_apiserver`` fixture and every contract test on the ``real`` backend
+    (which asks for the fixture only when it runs).
+    """
     for item in items:
-        if "real_apiserver" in getattr(item, "fixturenames", ()):
+        callspec = getattr(item, "callspec", None)
+        on_real = callspec is not None and callspec.params.get("backend") == "real"
+        if on_real or "real_apiserver" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_apiserver)
 
 
