@@ -11,33 +11,41 @@ registry, the CRD strategy and the controllers of kube-controller-manager apply 
   (and ``status``, for kinds with a status subresource) changes, and when deletion starts;
 - a kind with a status subresource drops ``status`` on create and ignores it on update;
   :meth:`MemoryStore.update_status` changes nothing else;
-- ``update`` with a stale ``resourceVersion`` is a Conflict; one without is unconditional;
+- ``update`` with a stale ``resourceVersion`` is a Conflict, and so is one whose ``uid`` is not the
+  object's; one without a resourceVersion is unconditional for built-in kinds and Invalid for
+  custom resources;
 - delete of an object with finalizers marks it (``deletionTimestamp``) and the update that removes
-  the last finalizer removes it; no new finalizer may be added once deletion started;
+  the last finalizer removes it; no new finalizer may be added once deletion started; the
+  propagation policy adds ``orphan`` or ``foregroundDeletion`` as kube-apiserver does;
 - namespaced objects need their Namespace; ``default`` exists from the start;
 - ``dry_run`` runs every check and stores nothing; every object returned is the caller's copy;
 - every write is recorded for :meth:`MemoryStore.watch` (see :mod:`clusterclass.kube.watch`).
 
-Kinds must be registered: the built-in kinds a management cluster needs are, and creating a
-``CustomResourceDefinition`` registers its kind (deleting it removes its objects, then the kind).
-Objects are kept in the version they were written in and served in any registered version of
-their kind by rewriting ``apiVersion``, as a CRD with conversion strategy ``None`` is served.
+Kinds must be registered: the built-in kinds a management cluster needs (Namespace, Secret,
+ConfigMap, Event, Lease, CustomResourceDefinition) are, a new store installs the bundled Cluster
+API CRDs (``upstream_crds``), and creating a ``CustomResourceDefinition`` registers its kind
+(deleting it removes its objects, then the kind). Objects are kept in the version they were written
+in and served in any registered version of their kind by rewriting ``apiVersion``, as a CRD with
+conversion strategy ``None`` is served.
 
-What kube-controller-manager would do later, the store does at the end of the write that causes
-it, before the write returns: the namespace controller empties a deleted Namespace and removes it,
-the CRD finalizer removes a deleted CRD's objects, and the CRD controllers accept names and mark a
-new CRD Established. Those follow-up writes get their own resourceVersions and watch events.
+What the embedded cluster's controllers would do later, the store does at the end of the write
+that causes it, before the write returns: the garbage collector (:mod:`clusterclass.kube.gc`)
+collects dependents, the namespace controller empties a deleted Namespace and removes it, the CRD
+finalizer removes a deleted CRD's objects, and the CRD controllers accept names and mark a new CRD
+Established. Those follow-up writes get their own resourceVersions and watch events; the answer to
+the write is still what the write itself did, as kube-apiserver answers.
 
 Writes are transactional: the changes one call makes (with every follow-up write) are kept in
-memory, committed to the state file when there is one, and only then published to watches; a
-failure undoes them all.
+memory, committed to the state file when there is one (:mod:`clusterclass.kube.persistence`), and
+only then published to watches; a failure undoes them all. A store opened on an existing state
+file starts with its objects (CRDs first, to serve their kinds) and resourceVersion.
 
-Not here yet: server-side apply and managedFields, CRD schema defaulting and validation, garbage
-collection (``propagation_policy`` is accepted and checked, dependents are not deleted).
+Not here yet: server-side apply and managedFields, CRD schema defaulting and validation.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -47,7 +55,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib import resources
 from typing import Any, Literal, NoReturn
+
+import yaml
 
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
@@ -134,11 +145,6 @@ class KindInfo:
         return f"{self.kind}.{self.group}" if self.group else self.kind
 
 
-_CAPI = "cluster.x-k8s.io/v1beta1"
-_BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta1"
-_CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
-_INFRASTRUCTURE = "infrastructure.cluster.x-k8s.io/v1beta1"
-
 #: (apiVersion, kind, namespaced, status subresource, generation): the built-in kinds of every store
 BUILTIN_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     ("v1", "Namespace", False, True, False),
@@ -148,31 +154,6 @@ BUILTIN_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     ("coordination.k8s.io/v1", "Lease", True, False, False),
     (CRD_API_VERSION, CRD_KIND, False, True, True),
 )
-
-#: the Cluster API kinds of ``shared/upstream/crds``, registered in every new store
-CLUSTER_API_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
-    (_CAPI, "Cluster", True, True, True),
-    (_CAPI, "ClusterClass", True, True, True),
-    (_CAPI, "Machine", True, True, True),
-    (_CAPI, "MachineSet", True, True, True),
-    (_CAPI, "MachineDeployment", True, True, True),
-    (_CAPI, "MachinePool", True, True, True),
-    (_CAPI, "MachineHealthCheck", True, True, True),
-    (_BOOTSTRAP, "KubeadmConfig", True, True, True),
-    (_BOOTSTRAP, "KubeadmConfigTemplate", True, False, True),
-    (_CONTROL_PLANE, "KubeadmControlPlane", True, True, True),
-    (_CONTROL_PLANE, "KubeadmControlPlaneTemplate", True, False, True),
-    (_INFRASTRUCTURE, "DockerCluster", True, True, True),
-    (_INFRASTRUCTURE, "DockerClusterTemplate", True, False, True),
-    (_INFRASTRUCTURE, "DockerMachine", True, True, True),
-    (_INFRASTRUCTURE, "DockerMachineTemplate", True, False, True),
-    (_INFRASTRUCTURE, "DockerMachinePool", True, True, True),
-    (_INFRASTRUCTURE, "DockerMachinePoolTemplate", True, False, True),
-    ("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig", False, True, True),
-)
-
-#: every kind registered in a new store
-DEFAULT_KINDS = BUILTIN_KINDS + CLUSTER_API_KINDS
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -305,14 +286,41 @@ class MemoryStore:
         stored: list[Obj] = []
         if self._state is not None:
             stored, self._resource_version = self._state.load()
-        for api_version, kind, namespaced, status, generation in DEFAULT_KINDS:
+        for api_version, kind, namespaced, status, generation in BUILTIN_KINDS:
             self.register_kind(
                 api_version, kind, namespaced=namespaced, status_subresource=status, generation=generation
             )
         if stored:
             self._restore(stored)
         else:
+            self._bootstrap()
+
+    def _bootstrap(self) -> None:
+        """A new cluster: namespace ``default`` and the Cluster API CRDs, all written at resourceVersion 1.
+
+        The CRDs are installed as kube-apiserver would hold them once established (defaulted names,
+        ``NamesAccepted`` and ``Established``), as one bootstrap transaction, so a new store starts at
+        resourceVersion 1 like an empty one. Their uids derive from their names (the ``new_uid``
+        sequence starts with the namespace), and they share their (never modified) specs with every
+        other store in the process.
+        """
+        with self._writing():
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
+            now = _rfc3339(self._clock())
+            for crd in bundled_crds():
+                name = crd["metadata"]["name"]
+                installed = {
+                    **crd,
+                    "metadata": {
+                        **crd["metadata"],
+                        "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"clusterclass:crd:{name}")),
+                        "creationTimestamp": now,
+                        "generation": 1,
+                    },
+                    "spec": _defaulted_crd_spec(crd["spec"]),
+                }
+                self._put(self._kinds[_CRD], installed, bump=False)
+                self._install_crd(installed, bump=False)
 
     def close(self) -> None:
         """End every watch and close the state file; the store is not used afterwards."""
@@ -898,8 +906,11 @@ class MemoryStore:
             for obj in bucket.values():
                 self._gc.observe_stored(obj)
 
-    def _put(self, info: KindInfo, obj: Obj) -> None:
-        """Store ``obj`` (which the store owns from now on, never to change it) at the next resourceVersion."""
+    def _put(self, info: KindInfo, obj: Obj, *, bump: bool = True) -> None:
+        """Store ``obj`` (which the store owns from now on, never to change it) at the next resourceVersion.
+
+        ``bump`` False writes it at the current resourceVersion, as one etcd transaction writes many keys.
+        """
         transaction = self._transaction
         assert transaction is not None, "writes happen inside _writing()"
         kind_key = (info.group, info.kind)
@@ -907,7 +918,8 @@ class MemoryStore:
         name_key = (meta.get("namespace", "") if info.namespaced else "", meta["name"])
         bucket = self._objects[kind_key]
         previous = bucket.get(name_key)
-        self._resource_version += 1
+        if bump:
+            self._resource_version += 1
         meta["resourceVersion"] = str(self._resource_version)
         bucket[name_key] = obj
         if previous is None and name_key[0]:
@@ -1014,12 +1026,7 @@ class MemoryStore:
     def _prepare_crd(self, crd: Obj, old: Obj | None) -> None:
         """Check and default a CRD written by a client (create: ``old`` None), as its registry strategy does."""
         self._check_crd(crd, old)
-        spec = crd["spec"] = dict(crd["spec"])
-        names = spec["names"] = dict(spec["names"])
-        names.setdefault("singular", names["kind"].lower())
-        names.setdefault("listKind", names["kind"] + "List")
-        if not isinstance(spec.get("conversion"), dict):
-            spec["conversion"] = {"strategy": "None"}
+        spec = crd["spec"] = _defaulted_crd_spec(crd["spec"])
         if old is None:
             storage = next(str(v["name"]) for v in spec["versions"] if isinstance(v, dict) and v.get("storage"))
             crd["status"] = {
@@ -1098,7 +1105,7 @@ class MemoryStore:
             crd=crd["metadata"]["name"],
         )
 
-    def _install_crd(self, crd: Obj) -> None:
+    def _install_crd(self, crd: Obj, *, bump: bool = True) -> None:
         """Serve the CRD's kind in its served versions, then accept its names and mark it Established."""
         if crd["metadata"].get("deletionTimestamp"):
             return
@@ -1124,7 +1131,7 @@ class MemoryStore:
             _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now),
         )
         if status != crd.get("status"):
-            self._put(self._kinds[_CRD], {**crd, "metadata": dict(crd["metadata"]), "status": status})
+            self._put(self._kinds[_CRD], {**crd, "metadata": dict(crd["metadata"]), "status": status}, bump=bump)
 
     def _sync_crd(self, name: str) -> None:
         """The CRD finalizer controller: a deleted CRD's objects are deleted, then the CRD and its kind go."""
@@ -1303,6 +1310,37 @@ class MemoryStore:
             details["group"] = info.group
         message = f'{info.qualified_kind} "{name}" is invalid: {field_path}: {detail}'
         raise Invalid(make_status(422, "Invalid", message, details=details))
+
+
+def _defaulted_crd_spec(spec: Obj) -> Obj:
+    """A CRD's spec with apiextensions' defaults: singular and list kind names, conversion ``None``."""
+    names = dict(spec["names"])
+    names.setdefault("singular", names["kind"].lower())
+    names.setdefault("listKind", names["kind"] + "List")
+    defaulted = {**spec, "names": names}
+    if not isinstance(spec.get("conversion"), dict):
+        defaulted["conversion"] = {"strategy": "None"}
+    return defaulted
+
+
+@functools.cache
+def _bundled_crd_documents() -> tuple[Obj, ...]:
+    """The Cluster API CRDs bundled with the package, parsed once per process."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    documents: list[Obj] = []
+    for path in sorted(resources.files("clusterclass.kube").joinpath("upstream_crds").iterdir(), key=str):
+        if path.name.endswith(".yaml"):
+            documents.extend(
+                doc
+                for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader)
+                if isinstance(doc, dict) and doc.get("kind") == CRD_KIND
+            )
+    return tuple(documents)
+
+
+def bundled_crds() -> tuple[Obj, ...]:
+    """The Cluster API CRDs every new store installs (shared, never to be modified: copy before changing)."""
+    return _bundled_crd_documents()
 
 
 def _group(obj: Obj) -> str:
