@@ -53,7 +53,8 @@ from clusterclass.kube.objectmeta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from clusterclass.topology.variables.cel import CelError, default_backend
+from clusterclass.topology.variables.cel import CelError, Program, default_backend
+from clusterclass.topology.variables.celast import selected_fields
 from clusterclass.topology.variables.celrules import undefined_fields
 
 API_VERSION = "apiextensions.k8s.io/v1"
@@ -559,7 +560,7 @@ def _schema_errors(version_schema: VersionSchema, raw: Mapping[str, Any], path: 
 
 def _reroot(error: FieldError, old: str, new: str) -> FieldError:
     field_path = new + error.field[len(old) :] if error.field.startswith(old) else error.field
-    return FieldError(field_path, error.type, error.detail, error.value)
+    return FieldError(field_path, error.type, _regexp_detail(error.detail), error.value)
 
 
 class _Structure:
@@ -702,7 +703,8 @@ class _Structure:
             except CelError as err:
                 self.errors.append(fe.invalid(f"{rule_path}.rule", shown, f"compilation failed: {err}"))
                 continue
-            for problem in undefined_fields(program, node.schema):
+            problems = [*_scalar_selections(program, node, rule.rule), *undefined_fields(program, node.schema)]
+            for problem in problems[:1]:
                 self.errors.append(fe.invalid(f"{rule_path}.rule", shown, f"compilation failed: {problem}"))
             if rule.message_expression.strip():
                 try:
@@ -729,6 +731,62 @@ class _Structure:
             self.uncorrelatable(node.additional, f"{path}.additionalProperties", list_path)
         if node.items is not None:
             self.uncorrelatable(node.items, f"{path}.items", list_path)
+
+
+_CEL_SCALARS = {"string": "string", "integer": "int", "number": "double", "boolean": "bool"}
+
+
+def _scalar_selections(program: Program, node: Node, text: str) -> list[str]:
+    """CEL's type check of ``self.a.b`` where ``a`` is a scalar: kube-apiserver's compiler error, with its caret."""
+    problems: list[str] = []
+    for root in ("self", "oldSelf"):
+        for chain in selected_fields(program.tree, root):
+            current: Node | None = node
+            for depth, name in enumerate(chain):
+                if current is None:
+                    break
+                if current.type in _CEL_SCALARS:
+                    selected = ".".join((root, *chain[: depth + 1]))
+                    found = text.find(selected)
+                    column = found + len(selected) - len(name) if found >= 0 else 1
+                    caret = "." * (column - 1) + "^"
+                    problems.append(
+                        f"ERROR: <input>:1:{column}: type '{_CEL_SCALARS[current.type]}' does not support field "
+                        f"selection\n | {text}\n | {caret}"
+                    )
+                    break
+                current = current.child(name) if current.properties is not None else None
+    return problems
+
+
+def _regexp_detail(detail: str) -> str:
+    """RE2's wording of a bad ``pattern`` in Go's (``invalid or unsupported Perl syntax: `(?=```)."""
+    prefix = "must be a valid regular expression, but isn't: error parsing regexp: "
+    if not detail.startswith(prefix):
+        return detail
+    reason = detail[len(prefix) :]
+    for re2_text, go_text in _RE2_TO_GO:
+        if reason.startswith(re2_text):
+            fragment = reason[len(re2_text) :].lstrip(": ").strip()
+            return f"{prefix}{go_text}: `{fragment}`"
+    return detail
+
+
+_RE2_TO_GO = (
+    ("invalid perl operator", "invalid or unsupported Perl syntax"),
+    ("missing ]", "missing closing ]"),
+    ("missing )", "missing closing )"),
+    ("unexpected )", "unexpected )"),
+    ("no argument for repetition operator", "missing argument to repetition operator"),
+    ("bad repetition operator", "invalid nested repetition operator"),
+    ("trailing \\", "trailing backslash at end of expression"),
+    ("invalid escape sequence", "invalid escape sequence"),
+    ("invalid character class range", "invalid character class range"),
+    ("invalid character class", "invalid character class"),
+    ("invalid named capture group", "invalid named capture"),
+    ("bad repetition count", "invalid repeat count"),
+    ("invalid UTF-8", "invalid UTF-8"),
+)
 
 
 def _rule_text(rule: Any) -> GoText:

@@ -46,7 +46,7 @@ from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError, format_number
 from clusterclass.kube.causes import Cause, go_float, go_json, go_quote, to_causes
 from clusterclass.kube.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path
-from clusterclass.kube.objectmeta import coerce_object_meta, too_long_detail
+from clusterclass.kube.objectmeta import OBJECT_META_FIELDS, coerce_object_meta, too_long_detail
 from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
 from clusterclass.topology.variables.cel import default_backend as default_cel_backend
 from clusterclass.topology.variables.celrules import TOTAL_COST_BUDGET, cel_value, parse_field_path, rule_label
@@ -91,6 +91,7 @@ class Node:
         "default",
         "defaults_below",
         "embedded",
+        "embedded_below",
         "enum",
         "exclusive_maximum",
         "exclusive_minimum",
@@ -175,6 +176,7 @@ class Node:
         self.defaults_below = False
         self.rules_below = False
         self.listtypes_below = False
+        self.embedded_below = False
 
     def child(self, name: str) -> Node | None:
         """The schema of the value under ``name`` in an object (a property, else the map's value schema)."""
@@ -245,6 +247,7 @@ def _compile(schema: Schema, raw: Any, backend: CelBackend | None) -> Node:
     )
     node.rules_below = bool(node.rules) or any(c.rules_below for c in children)
     node.listtypes_below = node.list_type in ("set", "map") or any(c.listtypes_below for c in children)
+    node.embedded_below = node.embedded or any(c.embedded_below for c in children)
     return node
 
 
@@ -375,6 +378,10 @@ def _data_type(value: Any) -> tuple[str, str]:
     return "", ""
 
 
+#: JSON types whose name does not depend on the value (ints do: beyond int64 they decode as float64)
+_SIMPLE_TYPES: dict[type, str] = {str: "string", bool: "boolean", float: "number", list: "array", dict: "object"}
+
+
 def _float_is_int(value: float) -> bool:
     """``swag.IsFloat64AJSONInteger``."""
     return math.isfinite(value) and value == math.trunc(value) and abs(value) <= 2.0**53
@@ -428,6 +435,9 @@ class _Validator:
         types = node.types
         if not types:
             return
+        simple = _SIMPLE_TYPES.get(type(value))
+        if simple is not None and not node.format and simple in types:
+            return  # the common case: the right type, no format to consult
         got, got_format = _data_type(value)
         float_int = got == "number" and isinstance(value, float) and _float_is_int(value) and "integer" in types
         int_float = got == "integer" and "number" in types
@@ -451,7 +461,7 @@ class _Validator:
             if all(failures):
                 detail = f"{go_quote(self.name(path))} must validate at least one schema (anyOf)"
                 self.add(_NIL, ErrorType.INVALID, detail, "")
-                self.errors.extend(_fewest(failures))
+                self.errors.extend(_closest(value, node.any_of, failures))
         if node.one_of:
             failures = [self.sub(value, sub, path) for sub in node.one_of]
             passed = sum(1 for f in failures if not f)
@@ -460,7 +470,7 @@ class _Validator:
                 detail = f"{go_quote(self.name(path))} must validate one and only one schema (oneOf). {found}"
                 self.add(_NIL, ErrorType.INVALID, detail, "")
                 if passed == 0:
-                    self.errors.extend(_fewest(failures))
+                    self.errors.extend(_closest(value, node.one_of, failures))
         if node.all_of:
             failures = [self.sub(value, sub, path) for sub in node.all_of]
             for failure in failures:
@@ -491,7 +501,7 @@ class _Validator:
             self.add(path, ErrorType.TYPE_INVALID, detail, value)
 
     def number(self, value: int | float, node: Node, path: str) -> None:
-        if "integer" in node.types[:1] and not _fits_integer_format(value, node.format):
+        if node.types == ("integer",) and not _fits_integer_format(value, node.format):
             shown = f"with format {node.format}" if node.format else "(default format)"
             detail = f"Checked value must be of type integer {shown} in {self.name(path)}"
             self.add(_NIL, ErrorType.INVALID, detail, "")
@@ -581,9 +591,27 @@ class _Validator:
                 self.add(_join(path, key), ErrorType.REQUIRED, "")
 
 
-def _fewest(failures: list[list[FieldError]]) -> list[FieldError]:
-    """The errors of the alternative that came closest (kube-openapi keeps the best-matching one's; first on ties)."""
-    return min(failures, key=len)
+def _closest(value: Any, alternatives: tuple[Node, ...], failures: list[list[FieldError]]) -> list[FieldError]:
+    """The errors of the alternative kube-openapi reports: the one with the most checks that applied to the
+    value (its ``MatchCount``), the first on ties."""
+    best = max(range(len(alternatives)), key=lambda i: (_checks_applied(value, alternatives[i]), -i))
+    return failures[best]
+
+
+def _checks_applied(value: Any, node: Node) -> int:
+    """How many of kube-openapi's validators apply to ``value`` under ``node``."""
+    count = 1 if node.types else 0
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        count += 1
+    elif isinstance(value, str):
+        count += (node.max_length is not None or node.min_length is not None or node.pattern is not None) + bool(
+            node.format
+        )
+    elif isinstance(value, list):
+        count += node.items is not None or node.min_items is not None or node.max_items is not None
+    elif isinstance(value, dict):
+        count += 1
+    return count + (node.enum is not None)
 
 
 def _too_many(limit: int) -> str:
@@ -655,17 +683,11 @@ def _embedded_errors(value: Any, node: Node, path: str, errors: list[FieldError]
                     errors.append(fe.invalid(_join(path, key), "", "must not be empty"))
         for key, item in value.items():
             child = node.child(key)
-            if child is not None and (child.embedded or _has_embedded(child)):
+            if child is not None and child.embedded_below:
                 _embedded_errors(item, child, _join(path, key), errors)
-    elif isinstance(value, list) and node.items is not None and _has_embedded(node.items):
+    elif isinstance(value, list) and node.items is not None and node.items.embedded_below:
         for i, item in enumerate(value):
             _embedded_errors(item, node.items, f"{path}[{i}]", errors)
-
-
-def _has_embedded(node: Node) -> bool:
-    return node.embedded or any(
-        c is not None and _has_embedded(c) for c in (*(node.properties or {}).values(), node.additional, node.items)
-    )
 
 
 def _list_type_errors(value: Any, node: Node, path: str, errors: list[FieldError]) -> None:
@@ -866,6 +888,38 @@ class SchemaFieldTypes:
             return self._meta.map_is_atomic(found.path)
         return found is not None and found.map_type == "atomic"
 
+    def is_declared(self, path: Path) -> bool:
+        """Whether the last step of ``path`` is a declared property of its parent object.
+
+        ``apiVersion``, ``kind`` and ``metadata`` of a resource, and ObjectMeta's own fields, are
+        declared; map values (``additionalProperties``), list items and fields kept by
+        ``x-kubernetes-preserve-unknown-fields`` are not.
+        """
+        if not path:
+            return False
+        if len(path) == 1 and path[0] in ("apiVersion", "kind", "metadata"):
+            return True
+        parent = self._resolve(path[:-1])
+        if isinstance(parent, _InMetadata):
+            return _meta_declared((*parent.path, path[-1]))
+        if parent is None or path[-1] in (ITEM, VALUE):
+            return False
+        if parent.embedded and path[-1] in ("apiVersion", "kind", "metadata"):
+            return True
+        return parent.properties is not None and path[-1] in parent.properties
+
+    def list_key_defaults(self, path: Path) -> dict[str, Any]:
+        """For the ``map`` list at ``path``: the schema defaults of its key fields (used in ``k:{...}``)."""
+        found = self._resolve(path)
+        if not isinstance(found, Node) or found.list_type != "map" or found.items is None:
+            return {}
+        defaults: dict[str, Any] = {}
+        for key in found.list_keys:
+            child = found.items.child(key)
+            if child is not None and child.has_default:
+                defaults[key] = copy.deepcopy(child.default)
+        return defaults
+
     def _resolve(self, path: Path) -> Node | _InMetadata | None:
         if path in self._cache:
             return self._cache[path]
@@ -887,6 +941,13 @@ class SchemaFieldTypes:
             result = node
         self._cache[path] = result
         return result
+
+
+def _meta_declared(path: Path) -> bool:
+    """Whether ``path`` (from ``metadata``) ends at a declared field of ObjectMeta or of its list items."""
+    if len(path) == 2:
+        return path[1] in OBJECT_META_FIELDS
+    return bool(len(path) == 4 and path[1] in ("ownerReferences", "managedFields") and path[2] == ITEM)
 
 
 # --- the public face ---------------------------------------------------------------------------
@@ -997,7 +1058,7 @@ class VersionSchema:
 
     def embedded_errors(self, obj: Mapping[str, Any]) -> list[FieldError]:
         errors: list[FieldError] = []
-        if _has_embedded(self.root):
+        if self.root.embedded_below:
             _embedded_errors(obj, self.root, "", errors)
         return errors
 
