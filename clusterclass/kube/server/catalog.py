@@ -1,0 +1,239 @@
+"""What kubectl needs to know of a kind beyond the store's registration: its names and its columns.
+
+Discovery lists each resource's singular name, short names (``kubectl get cl``) and categories
+(``kubectl get cluster-api``); ``kubectl get`` prints the columns of the Table the server renders.
+For a custom resource both come from its CustomResourceDefinition (``spec.names`` and the version's
+``additionalPrinterColumns``) when the store holds that CRD object; for the built-in kinds the store
+serves they are kube-apiserver's own (``ns``, ``cm``, ``ev``; a ConfigMap's DATA column...). Any
+other kind gets what kube-apiserver gives a CRD without printer columns: NAME and AGE.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from clusterclass.api.objects import Obj, dig
+from clusterclass.kube.errors import ApiError
+from clusterclass.kube.memory import KindInfo, MemoryStore
+from clusterclass.kube.server import jsonpath
+
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+CRD_KIND = "CustomResourceDefinition"
+
+NAME_DESCRIPTION = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
+    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
+    "for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+AGE_DESCRIPTION = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
+    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One Table column: its definition and how a cell is read from an object."""
+
+    name: str
+    type: str
+    value: Callable[[Obj], Any]
+    description: str = ""
+    format: str = ""
+    priority: int = 0
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "format": self.format,
+            "description": self.description,
+            "priority": self.priority,
+        }
+
+
+@dataclass(frozen=True)
+class Description:
+    singular: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    #: the columns after NAME
+    columns: tuple[Column, ...] = field(default_factory=tuple)
+
+
+def human_duration(seconds: float) -> str:
+    """A duration the way ``kubectl get`` shows ages: ``45s``, ``3m12s``, ``5h``, ``2d3h``, ``3y``."""
+    whole = int(seconds)
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
+        return "0s"
+    if whole < 120:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        rest = whole % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"
+
+
+def age_of(timestamp: Any, *, now: datetime | None = None) -> str | None:
+    """How long ago an RFC 3339 ``timestamp`` was, as kubectl shows it; ``<unknown>`` when there is none."""
+    if not timestamp:
+        return "<unknown>"
+    try:
+        moment = datetime.fromisoformat(str(timestamp).replace("Z", "+00:00"))
+    except ValueError:
+        return "<invalid>"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return human_duration(((now or datetime.now(UTC)) - moment).total_seconds())
+
+
+AGE = Column("Age", "date", lambda obj: age_of(dig(obj, "metadata", "creationTimestamp")), description=AGE_DESCRIPTION)
+
+
+def _count(*paths: str) -> Callable[[Obj], int]:
+    return lambda obj: sum(len(obj.get(path) or {}) for path in paths)
+
+
+def _event_object(obj: Obj) -> str:
+    involved = obj.get("involvedObject") or {}
+    return f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+
+
+def _event_last_seen(obj: Obj) -> str | None:
+    seen = obj.get("lastTimestamp") or obj.get("eventTime") or dig(obj, "metadata", "creationTimestamp")
+    return age_of(seen)
+
+
+#: kube-apiserver's own names and columns of the built-in kinds the store may serve
+BUILTIN: dict[tuple[str, str], Description] = {
+    ("", "Namespace"): Description(
+        "namespace", ("ns",), (), (Column("Status", "string", lambda o: dig(o, "status", "phase")), AGE)
+    ),
+    ("", "ConfigMap"): Description(
+        "configmap", ("cm",), (), (Column("Data", "string", _count("data", "binaryData")), AGE)
+    ),
+    ("", "Secret"): Description(
+        "secret",
+        (),
+        (),
+        (Column("Type", "string", lambda o: o.get("type")), Column("Data", "string", _count("data")), AGE),
+    ),
+    ("", "Event"): Description(
+        "event",
+        ("ev",),
+        (),
+        (
+            Column("Last Seen", "string", _event_last_seen),
+            Column("Type", "string", lambda o: o.get("type")),
+            Column("Reason", "string", lambda o: o.get("reason")),
+            Column("Object", "string", _event_object),
+            Column("Message", "string", lambda o: o.get("message")),
+        ),
+    ),
+    ("coordination.k8s.io", "Lease"): Description(
+        "lease", (), (), (Column("Holder", "string", lambda o: dig(o, "spec", "holderIdentity")), AGE)
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): Description(
+        "customresourcedefinition",
+        ("crd", "crds"),
+        (),
+        (Column("Created At", "date", lambda o: dig(o, "metadata", "creationTimestamp")),),
+    ),
+}
+
+
+def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
+    """The names and columns of ``info`` as served in ``version``."""
+    builtin = BUILTIN.get((info.group, info.kind))
+    if builtin is not None:
+        return builtin
+    crd = _crd(store, info)
+    if crd is None:
+        return Description(info.kind.lower(), columns=(AGE,))
+    names = dig(crd, "spec", "names") or {}
+    columns: list[Column | None] = []
+    for served in dig(crd, "spec", "versions") or []:
+        if isinstance(served, dict) and served.get("name") == version:
+            columns = [_printer_column(column) for column in served.get("additionalPrinterColumns") or []]
+    return Description(
+        str(names.get("singular") or info.kind.lower()),
+        tuple(str(name) for name in names.get("shortNames") or []),
+        tuple(str(name) for name in names.get("categories") or []),
+        tuple(column for column in columns if column is not None) or (AGE,),
+    )
+
+
+def _crd(store: MemoryStore, info: KindInfo) -> Obj | None:
+    if not info.group:
+        return None
+    try:
+        return store.get(CRD_API_VERSION, CRD_KIND, f"{info.plural}.{info.group}")
+    except ApiError:
+        return None
+
+
+def _printer_column(spec: Obj) -> Column | None:
+    path = str(spec.get("jsonPath") or "")
+    try:
+        jsonpath.compile_path(path)
+    except jsonpath.JsonPathError:
+        return None
+    kind = str(spec.get("type") or "string")
+
+    def value(obj: Obj) -> Any:
+        found = jsonpath.find(path, obj)
+        return _cell(kind, found[0]) if found else None
+
+    return Column(
+        str(spec.get("name") or ""),
+        kind,
+        value,
+        description=str(spec.get("description") or ""),
+        format=str(spec.get("format") or ""),
+        priority=int(spec.get("priority") or 0),
+    )
+
+
+def _cell(kind: str, value: Any) -> Any:
+    """A printer-column value as apiextensions puts it into a Table cell."""
+    if value is None:
+        return None
+    if kind == "date":
+        return age_of(value) if isinstance(value, str) else None
+    if kind == "integer":
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if kind == "number":
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if kind == "boolean":
+        return value if isinstance(value, bool) else None
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,400 @@
+"""The resource endpoints: list, get, create, update, patch, delete, on objects and their status.
+
+Each handler reads the request the way kube-apiserver's generic REST handlers do (path, query,
+body), calls the synchronous :class:`~clusterclass.kube.memory.MemoryStore` directly (it is fast and
+thread-safe, so there is no thread hop) and writes the answer kube-apiserver would: the object with
+200 (201 for a create), a list with its resourceVersion, a Table when kubectl asks for one, and a
+``Status`` for every error (see :mod:`.app`, which turns the :class:`~clusterclass.kube.errors.ApiError`
+the store raises into one).
+
+Rules enforced here rather than in the store, because they are about the request:
+
+- the object in a body must be of the kind the path names, and its name and namespace must match
+  the path (a missing namespace is taken from the path);
+- ``/status`` exists only for kinds with a status subresource;
+- a strategic merge patch is computed here and written with the stored object's resourceVersion
+  as precondition, retried on conflict unless the patch itself asked for a resourceVersion, which
+  is how kube-apiserver makes a patch atomic;
+- server-side apply (``application/apply-patch+yaml``) creates the object when it does not exist.
+
+Watches are answered by :mod:`.watch`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from clusterclass.api.objects import Obj
+from clusterclass.kube.errors import BadRequest, Conflict, Invalid, NotFound, make_status
+from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.server import fieldselector, tables
+from clusterclass.kube.server.catalog import describe
+from clusterclass.kube.server.negotiation import Choice, negotiate
+from clusterclass.kube.server.options import (
+    WriteOptions,
+    decode_body,
+    decode_yaml,
+    delete_options,
+    flag,
+    write_options,
+)
+from clusterclass.kube.server.patches import apply_patch, decode_json, is_builtin, patch_kind
+from clusterclass.kube.server.paths import Target
+from clusterclass.kube.server.responses import json_response, method_not_allowed, not_found, success
+from clusterclass.kube.server.watchstream import serve_watch
+
+#: kinds whose update creates the object when it does not exist (their registry strategy allows it)
+CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "Lease"), ("", "Event")})
+#: how often a strategic merge patch is recomputed when the object changes underneath it
+PATCH_RETRIES = 5
+
+
+def _warning(text: str) -> str:
+    """A ``Warning`` header value as kube-apiserver writes it: code 299, no agent, the text quoted."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
+def _write_response(obj: Obj, options: WriteOptions, *, status: int = 200) -> web.Response:
+    response = json_response(obj, status=status)
+    for warning in options.warnings:
+        response.headers.add("Warning", _warning(warning))
+    return response
+
+
+def _go_json_type(value: Any) -> str:
+    """How Go's encoding/json names the JSON type of ``value`` in unmarshal errors."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null"
+
+
+class ResourceHandlers:
+    """The CRUD endpoints over one store."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    # -- dispatch ------------------------------------------------------------------------------------
+
+    async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
+        method = request.method
+        if target.subresource not in (None, "status"):
+            raise not_found()
+        if target.subresource == "status" and not target.info.status_subresource:
+            raise not_found()
+        if target.name is None:
+            if method == "GET":
+                return await self.list_objects(request, target)
+            if method == "POST":
+                return await self.create(request, target)
+            if method == "DELETE":
+                return await self.delete_collection(request, target)
+            raise method_not_allowed()
+        if method == "GET":
+            return self.get(request, target)
+        if method == "PUT":
+            return await self.update(request, target)
+        if method == "PATCH":
+            return await self.patch(request, target)
+        if method == "DELETE" and target.subresource is None:
+            return await self.delete(request, target)
+        raise method_not_allowed()
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def get(self, request: web.Request, target: Target) -> web.Response:
+        assert target.name is not None
+        choice = negotiate(request.headers.get("Accept"), table=True)
+        obj = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+        if choice.representation == "table":
+            described = describe(self.store, target.info, target.version)
+            include = tables.include_object(request.query.get("includeObject"))
+            rendered = tables.table(
+                described,
+                [obj],
+                resource_version=obj["metadata"].get("resourceVersion"),
+                include=include,
+                version=choice.version,
+            )
+            return json_response(rendered, content_type=choice.content_type)
+        if choice.representation == "metadata":
+            return json_response(tables.partial_metadata(obj, choice.version), content_type=choice.content_type)
+        return json_response(obj)
+
+    async def list_objects(self, request: web.Request, target: Target) -> web.StreamResponse:
+        query = request.query
+        if flag(query, "watch"):
+            return await serve_watch(self.store, request, target)
+        choice = negotiate(request.headers.get("Accept"), table=True)
+        items, resource_version = self.list_items(request, target)
+        return json_response(
+            self.render_list(request, target, choice, items, resource_version), content_type=choice.content_type
+        )
+
+    def list_items(self, request: web.Request, target: Target) -> tuple[list[Obj], str]:
+        fields = fieldselector.parse(request.query.get("fieldSelector"), target.info)
+        items, resource_version = self.store.list(
+            target.api_version,
+            target.kind,
+            namespace=target.namespace,
+            label_selector=request.query.get("labelSelector") or None,
+        )
+        return [item for item in items if fields.matches(item)], resource_version
+
+    def render_list(
+        self, request: web.Request, target: Target, choice: Choice, items: list[Obj], resource_version: str
+    ) -> Obj:
+        if choice.representation == "table":
+            described = describe(self.store, target.info, target.version)
+            include = tables.include_object(request.query.get("includeObject"))
+            return tables.table(
+                described, items, resource_version=resource_version, include=include, version=choice.version
+            )
+        if choice.representation == "metadata":
+            return tables.partial_metadata_list(items, resource_version, choice.version)
+        return {
+            "apiVersion": target.api_version,
+            "kind": f"{target.kind}List",
+            "metadata": {"resourceVersion": resource_version},
+            "items": items,
+        }
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    async def _body_object(self, request: web.Request, target: Target, options: WriteOptions) -> Obj:
+        decoded, duplicates = decode_body(await request.read(), request.headers.get("Content-Type"), kind=target.kind)
+        obj = self._checked_object(decoded, target)
+        if duplicates and options.field_validation != "Ignore":
+            problems = [f'duplicate field "{path}"' for path in duplicates]
+            if options.field_validation == "Strict":
+                raise BadRequest.new(
+                    f'{target.kind} in version "{target.version}" cannot be handled as a {target.kind}: '
+                    f"strict decoding error: {', '.join(problems)}"
+                )
+            options.warnings.extend(problems)
+        return obj
+
+    def _checked_object(self, decoded: Any, target: Target) -> Obj:
+        """The body object with the path's namespace (and name); an error when it is of another kind.
+
+        As kube-apiserver: the apiVersion must be the one in the path; a built-in kind may leave
+        out apiVersion and kind, a custom resource may not; another kind is 400 for a built-in kind
+        (it cannot be converted) and 422 for a custom resource (``kind: must be Cluster``).
+        """
+        if not isinstance(decoded, dict):
+            raise BadRequest.new(
+                f"the object provided is unrecognized (must be of type {target.kind}): "
+                "couldn't get version/kind; json parse error: the body is not a JSON object"
+            )
+        obj: Obj = decoded
+        builtin = is_builtin(target.info)
+        for field_name, label in (("kind", "Kind"), ("apiVersion", "apiVersion")):
+            if not obj.get(field_name) and not builtin:
+                shown = json.dumps(obj, separators=(",", ":"))
+                raise BadRequest.new(
+                    f"the object provided is unrecognized (must be of type {target.kind}): "
+                    f"Object '{label}' is missing in '{shown}'"
+                )
+        api_version = obj.get("apiVersion") or target.api_version
+        kind = obj.get("kind") or target.kind
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            raise BadRequest.new(
+                f"the object provided is unrecognized (must be of type {target.kind}): "
+                "apiVersion and kind must be strings"
+            )
+        if api_version != target.api_version:
+            raise BadRequest.new(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({target.api_version})"
+            )
+        if kind != target.kind:
+            if builtin:
+                internal = target.info.group.split(".")[0] if target.info.group else "core"
+                raise BadRequest.new(
+                    f'{kind} in version "{target.version}" cannot be handled as a {target.kind}: converting '
+                    f"({target.version}.{kind}) to ({internal}.{target.kind}): unknown conversion"
+                )
+            name = str((obj.get("metadata") or {}).get("name") or "")
+            detail = f'Invalid value: "{kind}": must be {target.kind}'
+            raise Invalid(
+                make_status(
+                    422,
+                    "Invalid",
+                    f'{kind}.{target.info.group} "{name}" is invalid: kind: {detail}',
+                    details={
+                        "name": name,
+                        "group": target.info.group,
+                        "kind": kind,
+                        "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "kind"}],
+                    },
+                )
+            )
+        obj["apiVersion"] = target.api_version
+        obj["kind"] = target.kind
+        metadata = obj.setdefault("metadata", {})
+        if not isinstance(metadata, dict):
+            raise BadRequest.new("metadata must be a JSON object")
+        if target.namespace is not None:
+            given = metadata.get("namespace")
+            if given and given != target.namespace:
+                raise BadRequest.new(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            metadata["namespace"] = target.namespace
+        if target.name is not None:
+            given_name = metadata.get("name")
+            if given_name and given_name != target.name:
+                raise BadRequest.new(
+                    f"the name of the object ({given_name}) does not match the name on the URL ({target.name})"
+                )
+            metadata["name"] = target.name
+        return obj
+
+    async def create(self, request: web.Request, target: Target) -> web.Response:
+        if target.info.namespaced and target.namespace is None:
+            raise method_not_allowed()
+        options = write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
+        obj = await self._body_object(request, target, options)
+        created = self.store.create(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+        return _write_response(created, options, status=201)
+
+    async def update(self, request: web.Request, target: Target) -> web.Response:
+        options = write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
+        obj = await self._body_object(request, target, options)
+        if target.subresource == "status":
+            updated = self.store.update_status(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+            return _write_response(updated, options)
+        try:
+            updated = self.store.update(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+        except NotFound:
+            if (target.info.group, target.kind) not in CREATE_ON_UPDATE or obj["metadata"].get("resourceVersion"):
+                raise
+            created = self.store.create(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+            return _write_response(created, options, status=201)
+        return _write_response(updated, options)
+
+    async def patch(self, request: web.Request, target: Target) -> web.Response:
+        assert target.name is not None
+        kind = patch_kind(request.headers.get("Content-Type", ""), target.info)
+        options = write_options(request.query, request.headers.get("User-Agent"), "PatchOptions", apply=kind == "apply")
+        body = await request.read()
+        status = target.subresource == "status"
+        if kind == "apply":
+            return self._apply(target, body, options)
+        if kind == "merge" or kind == "json":
+            patch = decode_json(body, "patch")
+            if kind == "merge" and not isinstance(patch, dict):
+                raise BadRequest.new(
+                    f"error decoding patch: json: cannot unmarshal {_go_json_type(patch)} into Go value of type "
+                    "map[string]interface {}"
+                )
+            patched = self.store.patch(
+                target.api_version,
+                target.kind,
+                target.name,
+                patch,
+                patch_type=kind,
+                namespace=target.namespace,
+                dry_run=options.dry_run,
+                field_manager=options.field_manager,
+                status=status,
+            )
+            return _write_response(patched, options)
+        for attempt in range(PATCH_RETRIES):
+            current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+            patched = apply_patch(kind, current, body)
+            pinned = bool((patched.get("metadata") or {}).get("resourceVersion")) and (
+                patched["metadata"]["resourceVersion"] != current["metadata"]["resourceVersion"]
+            )
+            patched = self._checked_object(patched, target)
+            if not pinned:
+                patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            write = self.store.update_status if status else self.store.update
+            try:
+                return _write_response(
+                    write(patched, dry_run=options.dry_run, field_manager=options.field_manager), options
+                )
+            except Conflict:
+                if pinned or attempt == PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _apply(self, target: Target, body: bytes, options: WriteOptions) -> web.Response:
+        assert target.name is not None and options.field_manager is not None
+        obj = self._checked_object(decode_yaml(body), target)
+        try:
+            self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+            existed = True
+        except NotFound:
+            existed = False
+        applied = self.store.apply(
+            obj,
+            field_manager=options.field_manager,
+            force=bool(options.force),
+            dry_run=options.dry_run,
+            status=target.subresource == "status",
+        )
+        return _write_response(applied, options, status=200 if existed else 201)
+
+    async def delete(self, request: web.Request, target: Target) -> web.Response:
+        assert target.name is not None
+        options = delete_options(request.query, await request.read())
+        current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+        remaining = self.store.delete(
+            target.api_version,
+            target.kind,
+            target.name,
+            namespace=target.namespace,
+            preconditions=options.preconditions,
+            propagation_policy=options.propagation_policy,
+            dry_run=options.dry_run,
+        )
+        if remaining is not None:
+            return json_response(remaining)
+        return json_response(success(self._details(target, target.name, current)))
+
+    async def delete_collection(self, request: web.Request, target: Target) -> web.Response:
+        if (target.info.group, target.kind) == ("", "Namespace"):
+            raise method_not_allowed()
+        options = delete_options(request.query, await request.read())
+        items, _ = self.list_items(request, target)
+        deleted: list[Obj] = []
+        for item in items:
+            meta = item["metadata"]
+            try:
+                remaining = self.store.delete(
+                    target.api_version,
+                    target.kind,
+                    meta["name"],
+                    namespace=meta.get("namespace"),
+                    propagation_policy=options.propagation_policy,
+                    dry_run=options.dry_run,
+                )
+            except NotFound:
+                continue
+            deleted.append(remaining if remaining is not None else item)
+        return json_response(
+            {
+                "apiVersion": target.api_version,
+                "kind": f"{target.kind}List",
+                "metadata": {"resourceVersion": self.store.resource_version},
+                "items": deleted,
+            }
+        )
+
+    @staticmethod
+    def _details(target: Target, name: str, obj: Obj) -> dict[str, Any]:
+        details: dict[str, Any] = {"name": name, "kind": target.info.plural, "uid": obj["metadata"].get("uid", "")}
+        if target.info.group:
+            details["group"] = target.info.group
+        return details

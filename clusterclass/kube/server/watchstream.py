@@ -1,0 +1,208 @@
+"""Watch streams: ``GET ...?watch=true`` answered as kube-apiserver answers it.
+
+The answer is a chunked ``200`` whose body is one JSON watch event per line,
+``{"type":"ADDED","object":{...}}``, until the watch ends: after ``timeoutSeconds`` (default 30
+minutes, within kube-apiserver's range), when the client goes away, or when the server shuts down
+(every open watch is closed first, so clients see a clean end of stream and re-watch).
+
+The events come from :meth:`~clusterclass.kube.memory.MemoryStore.watch` and keep its rules
+(history window, selector transitions, DELETED with the last state). On top of it:
+
+- ``resourceVersion`` unset or ``0``, or ``sendInitialEvents=true`` (the WatchList protocol of
+  client-go's reflector), starts with an ADDED for every matching object and, for a client that
+  allows bookmarks, a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` carrying the
+  resourceVersion of that initial state, as kube-apiserver 1.37 does;
+  ``sendInitialEvents=false`` without a resourceVersion starts at the current one;
+- a resourceVersion the store's history no longer reaches is an ERROR event carrying a 410
+  ``Expired`` Status, sent after the 200 and before the stream ends, as the watch cache does;
+- BOOKMARK events are sent only to clients that asked (``allowWatchBookmarks=true``);
+- ``fieldSelector`` (``metadata.name=...``, what ``kubectl get NAME -w`` and ``kubectl wait`` use)
+  filters the events;
+- a client that asked for a Table (``kubectl get -w``) gets each object as a one-row Table, with the
+  column definitions in the first event only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+from clusterclass.api.objects import Obj
+from clusterclass.kube.client import WatchEvent
+from clusterclass.kube.errors import ApiError, BadRequest, make_status
+from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.server import fieldselector, tables
+from clusterclass.kube.server.catalog import describe
+from clusterclass.kube.server.negotiation import negotiate
+from clusterclass.kube.server.options import flag, positive_int
+from clusterclass.kube.server.paths import Target
+from clusterclass.kube.server.responses import encode
+
+#: seconds a watch lasts when the client does not say (kube-apiserver picks 30 to 60 minutes)
+DEFAULT_TIMEOUT_SECONDS = 1800
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+#: the app key under which open watches are kept, so shutdown can close them
+OPEN_WATCHES: web.AppKey[set[Any]] = web.AppKey("open_watches")
+
+
+async def serve_watch(store: MemoryStore, request: web.Request, target: Target) -> web.StreamResponse:
+    query = request.query
+    choice = negotiate(request.headers.get("Accept"), table=True)
+    fields = fieldselector.parse(query.get("fieldSelector"), target.info)
+    if target.name is not None:
+        fields = fieldselector.FieldSelector(
+            (*fields.requirements, fieldselector.FieldRequirement("metadata.name", target.name, True))
+        )
+    bookmarks = flag(query, "allowWatchBookmarks")
+    timeout = positive_int(query, "timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS
+    initial = _send_initial_events(query, bookmarks)
+    resource_version = query.get("resourceVersion") or None
+    label_selector = query.get("labelSelector") or None
+    described = describe(store, target.info, target.version) if choice.representation == "table" else None
+    include = tables.include_object(query.get("includeObject"))
+
+    response = web.StreamResponse(headers={"Content-Type": choice.content_type})
+    response.enable_chunked_encoding()
+    events: AsyncIterator[WatchEvent]
+    watch: Any = None
+    try:
+        if initial is None:
+            initial = resource_version in (None, "0")
+        if initial:
+            events, watch = _initial_then_changes(
+                store, target, label_selector, resource_version, timeout, end_bookmark=bookmarks
+            )
+        else:
+            if resource_version in (None, "0"):
+                resource_version = store.resource_version
+            watch = store.watch(
+                target.api_version,
+                target.kind,
+                namespace=target.namespace,
+                label_selector=label_selector,
+                resource_version=resource_version,
+                bookmarks=bookmarks,
+                timeout_seconds=timeout,
+            )
+            events = watch
+    except ApiError as err:
+        if err.code != 410:
+            raise
+        await response.prepare(request)
+        await response.write(encode({"type": "ERROR", "object": err.status}) + b"\n")
+        await response.write_eof()
+        return response
+
+    open_watches = request.app[OPEN_WATCHES]
+    open_watches.add(watch)
+    await response.prepare(request)
+    first = True
+    try:
+        async for event in events:
+            if event["type"] == "BOOKMARK":
+                if not bookmarks:
+                    continue
+                payload: Any = event["object"]
+            else:
+                obj = event["object"]
+                if not fields.matches(obj):
+                    continue
+                payload = _represent(obj, choice.representation, choice.version, described, include, first)
+                first = False
+            await response.write(encode({"type": event["type"], "object": payload}) + b"\n")
+    except (ConnectionResetError, asyncio.CancelledError):
+        watch.close()
+        raise
+    finally:
+        watch.close()
+        open_watches.discard(watch)
+    with contextlib.suppress(ConnectionResetError):
+        await response.write_eof()
+    return response
+
+
+def _represent(obj: Obj, representation: str, version: str, described: Any, include: Any, first: bool) -> Obj:
+    if representation == "table" and described is not None:
+        resource_version = obj["metadata"].get("resourceVersion")
+        return tables.table(
+            described, [obj], resource_version=resource_version, include=include, headers=first, version=version
+        )
+    if representation == "metadata":
+        return tables.partial_metadata(obj, version)
+    return obj
+
+
+def _send_initial_events(query: Any, bookmarks: bool) -> bool | None:
+    """Whether the client asked for initial events (the WatchList protocol); None when it did not say."""
+    if query.get("sendInitialEvents") is None:
+        return None
+    wanted = flag(query, "sendInitialEvents")
+    if wanted and not bookmarks:
+        raise BadRequest.new(
+            "sendInitialEvents: Forbidden: sendInitialEvents requires setting allowWatchBookmarks=true"
+        )
+    match = query.get("resourceVersionMatch")
+    if match != "NotOlderThan":
+        raise BadRequest.new(
+            'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to "NotOlderThan"'
+        )
+    return wanted
+
+
+def _initial_then_changes(
+    store: MemoryStore,
+    target: Target,
+    label_selector: str | None,
+    resource_version: str | None,
+    timeout: int,
+    *,
+    end_bookmark: bool,
+) -> tuple[AsyncIterator[WatchEvent], Any]:
+    """Every current object as ADDED, the end-of-initial-events BOOKMARK (``end_bookmark``), then changes.
+
+    Read as a list and a watch from the list's resourceVersion, so nothing is missed or doubled.
+    kube-apiserver 1.37 sends that bookmark to every watch that starts with initial events and
+    allows bookmarks, with or without ``sendInitialEvents``.
+    """
+    items, listed_at = store.list(
+        target.api_version, target.kind, namespace=target.namespace, label_selector=label_selector
+    )
+    if resource_version not in (None, "", "0") and not str(resource_version).isdigit():
+        raise BadRequest.new(f'invalid resource version "{resource_version}"')
+    if resource_version not in (None, "", "0") and int(str(resource_version)) > int(listed_at):
+        message = f"Too large resource version: {resource_version}, current: {listed_at}"
+        raise ApiError(make_status(504, "Timeout", message, details={"retryAfterSeconds": 1}))
+    watch = store.watch(
+        target.api_version,
+        target.kind,
+        namespace=target.namespace,
+        label_selector=label_selector,
+        resource_version=listed_at,
+        bookmarks=True,
+        timeout_seconds=timeout,
+    )
+
+    async def events() -> AsyncIterator[WatchEvent]:
+        for item in items:
+            yield {"type": "ADDED", "object": item}
+        if not end_bookmark:
+            async for event in watch:
+                yield event
+            return
+        yield {
+            "type": "BOOKMARK",
+            "object": {
+                "apiVersion": target.api_version,
+                "kind": target.kind,
+                "metadata": {"resourceVersion": listed_at, "annotations": {INITIAL_EVENTS_END: "true"}},
+            },
+        }
+        async for event in watch:
+            yield event
+
+    return events(), watch
