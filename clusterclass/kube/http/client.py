@@ -20,7 +20,8 @@ Errors are typed: a non-2xx answer with a ``Status`` body becomes
 :func:`~clusterclass.kube.errors.from_status`'s type, anything else (an HTML error page, a refused
 connection, a TLS failure) an ApiError whose message says what happened and where. Reads (get,
 list, discovery, starting a watch) are retried on connection errors; writes are not, because a
-write whose answer was lost may have happened. A 401 after which new credentials could help (an
+write whose answer was lost may have happened. An answer with ``Retry-After`` is retried as client-go
+retries it: a 429 for any request, a 5xx for reads. A 401 after which new credentials could help (an
 exec plugin's token expired, a token file rotated) is retried once with them.
 """
 
@@ -72,6 +73,8 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "json": "application/json-patch+json",
     "apply": "application/apply-patch+yaml",
 }
+#: the longest a Retry-After answer makes a request wait before it is sent again
+MAX_RETRY_AFTER_SECONDS = 10.0
 WATCH_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 
 #: the reason a Status would have for an HTTP code, for answers that come without one
@@ -395,6 +398,12 @@ class HttpClient:
                 response.release()
                 refreshed = True
                 continue
+            wait = _retry_after(response, idempotent)
+            if wait is not None and attempt < self.read_retries:
+                response.release()
+                attempt += 1
+                await asyncio.sleep(wait)
+                continue
             try:
                 for warning in response.headers.getall("Warning", ()):
                     log.warning("API server warning for %s %s: %s", method, path, warning)
@@ -404,6 +413,24 @@ class HttpClient:
             finally:
                 response.release()
             return
+
+
+def _retry_after(response: aiohttp.ClientResponse, idempotent: bool) -> float | None:
+    """How long to wait before trying again when the server asks for it, as client-go does; None: do not.
+
+    A 429 (priority and fairness, storage still initializing) was not processed, so any request may
+    be sent again; a 5xx with ``Retry-After`` may have been processed, so only reads are.
+    """
+    if response.status != 429 and not (idempotent and 500 <= response.status < 600):
+        return None
+    header = response.headers.get("Retry-After")
+    if header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        seconds = 1.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 
 def _check_protocol(client: HttpClient) -> Client:
@@ -506,18 +533,24 @@ def _snippet(data: bytes, limit: int = 500) -> str:
 
 
 def _still_there(answer: Any) -> Obj | None:
-    """What a delete answered: the object when finalizers still hold it, None when it is gone.
+    """What a delete answered: the object when it still exists, marked for deletion; None when it is gone.
 
     kube-apiserver answers with a ``Status`` of success for some kinds and with the deleted object
-    for others (custom resources); an object is still there only when it is marked for deletion
-    and finalizers remain.
+    (as it was last stored) for others, custom resources among them. An object that is still there
+    is marked with ``deletionTimestamp`` and something holds it: finalizers in its metadata, a
+    Namespace's ``spec.finalizers`` (the namespace controller's), or a grace period still running.
+    A marked object without any of these was removed by this very delete (its last finalizer had
+    gone with the propagation policy).
     """
     if not isinstance(answer, dict) or answer.get("kind") == "Status":
         return None
     meta: dict[str, Any] = answer.get("metadata") or {}
-    if meta.get("deletionTimestamp") and meta.get("finalizers"):
-        return answer
-    return None
+    if not meta.get("deletionTimestamp"):
+        return None
+    spec = answer.get("spec")
+    namespace_held = answer.get("kind") == "Namespace" and isinstance(spec, dict) and bool(spec.get("finalizers"))
+    held = bool(meta.get("finalizers")) or namespace_held or (meta.get("deletionGracePeriodSeconds") or 0) > 0
+    return answer if held else None
 
 
 async def _lines(stream: aiohttp.StreamReader) -> AsyncIterator[bytes]:
