@@ -46,12 +46,13 @@ Not here yet: server-side apply and managedFields, CRD schema defaulting and val
 from __future__ import annotations
 
 import functools
+import marshal
 import os
 import random
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -199,13 +200,34 @@ def _go_quote(value: Any) -> str:
 
 
 def json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts, lists, scalars), several times faster than ``copy.deepcopy``."""
+    """A deep copy of a JSON value (dicts, lists, scalars), several times faster than ``copy.deepcopy``.
+
+    Other mappings become dicts and tuples lists, as a JSON round trip would make them.
+    """
     kind = type(value)
     if kind is dict:
         return {key: json_copy(item) for key, item in value.items()}
     if kind is list:
         return [json_copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    if isinstance(value, Mapping):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_copy(item) for item in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _stored_copy(obj: Obj) -> Obj:
+    """A deep copy of a stored object: ``marshal`` is the fastest deep copy of plain JSON data in CPython."""
+    try:
+        copied: Obj = marshal.loads(marshal.dumps(obj))
+    except ValueError:  # something marshal does not know (a client stored a non-JSON value)
+        copied = json_copy(obj)
+    return copied
 
 
 _MISSING = object()
@@ -1426,7 +1448,7 @@ def _with_condition(status: Obj, condition: Obj) -> Obj:
 
 def _served(obj: Obj, api_version: str) -> Obj:
     """A deep copy of stored ``obj`` as served in ``api_version`` (conversion strategy ``None``)."""
-    served: Obj = json_copy(obj)
+    served = _stored_copy(obj)
     served["apiVersion"] = api_version
     return served
 
