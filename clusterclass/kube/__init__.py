@@ -1,8 +1,10 @@
 """Talking to a management cluster: the :class:`Client` protocol, its errors, label selectors, backends.
 
-``client`` is the protocol and the :class:`ClientReader` adapter to the topology pipeline's Reader;
-``errors`` the exception hierarchy every backend raises; ``selectors`` label selector parsing and
-matching; ``memory`` the in-process store with API-server semantics; ``mergepatch`` RFC 7386.
+``client`` is the protocol; ``errors`` the exception hierarchy every backend raises; ``selectors``
+label selector parsing and matching. Backends: ``memory`` is the in-process store with API-server
+semantics (its watches in ``watch``, its state file in ``persistence``, its garbage collector in
+``gc``) and ``memory_client`` the ``Client`` over it; ``http`` speaks the Kubernetes REST API.
+``mergepatch`` is RFC 7386 and ``json_patch`` RFC 6902 as kube-apiserver applies them.
 """
 
 from clusterclass.kube.client import Client, ObjectList, Preconditions, Resource, WatchEvent
@@ -18,6 +20,7 @@ from clusterclass.kube.errors import (
     from_status,
 )
 from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.memory_client import MemoryClient
 
 __all__ = [
     "AlreadyExists",
@@ -28,6 +31,7 @@ __all__ = [
     "Forbidden",
     "Gone",
     "Invalid",
+    "MemoryClient",
     "MemoryStore",
     "NotFound",
     "ObjectList",
