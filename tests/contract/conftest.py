@@ -22,8 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,6 +82,10 @@ async def _memory(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
 
 
 async def _expire_memory_history(store: Any) -> None:
+    _expire_memory_history_sync(store)
+
+
+def _expire_memory_history_sync(store: Any) -> None:
     """Compact the store's watch history; without a ``compact`` method, push it out with writes to ConfigMaps."""
     compact = getattr(store, "compact", None)
     if compact is not None:
@@ -91,10 +98,36 @@ async def _expire_memory_history(store: Any) -> None:
         churn = store.update({**churn, "data": {"i": str(i)}})
 
 
+@pytest.fixture(scope="session")
+def embedded_apiserver() -> Iterator[Any]:
+    """The embedded store served over HTTPS by the front, in a thread: one per session, like the real server."""
+    serving = _not_built("clusterclass.kube.server.serving")
+    from clusterclass.kube.memory import MemoryStore
+
+    store = MemoryStore()
+    workdir = Path(tempfile.mkdtemp(prefix="contract-embedded-"))
+    server = serving.serve_in_thread(store, kubeconfig_path=workdir / "kubeconfig")
+    try:
+        yield server, store
+    finally:
+        server.stop()
+        store.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 @contextlib.asynccontextmanager
 async def _http_embedded(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
-    pytest.skip("backend not built yet")
-    yield  # pragma: no cover
+    http = _not_built("clusterclass.kube.http")
+    server, store = request.getfixturevalue("embedded_apiserver")
+    client = http.HttpClient.from_kubeconfig(server.kubeconfig_path)
+
+    async def expire_history() -> None:
+        await asyncio.to_thread(_expire_memory_history_sync, store)
+
+    try:
+        yield Backend("http-embedded", client, expire_history)
+    finally:
+        await client.close()
 
 
 @contextlib.asynccontextmanager
