@@ -124,6 +124,7 @@ class HttpClient:
         self.discovery = Discovery(self._get_json)
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._warned: set[str] = set()
 
     @classmethod
     def from_kubeconfig(
@@ -215,6 +216,9 @@ class HttpClient:
                     yield _watch_event(line, api_version, kind, url)
             except (aiohttp.ClientError, TimeoutError) as err:
                 raise _transport_error("GET", url, "the watch stream broke", err) from err
+            finally:
+                # a stream left before its end must not go back to the pool with unread events
+                response.close()
 
     # -- writes --------------------------------------------------------------------------------------
 
@@ -299,6 +303,14 @@ class HttpClient:
         return _still_there(answer)
 
     # -- transport -----------------------------------------------------------------------------------
+
+    def _log_warnings(self, response: aiohttp.ClientResponse) -> None:
+        """Log each distinct ``Warning`` header once (a deprecated version warns on every request)."""
+        for warning in response.headers.getall("Warning", ()):
+            if warning not in self._warned:
+                if len(self._warned) < 100:
+                    self._warned.add(warning)
+                log.warning("the API server warns: %s", warning)
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -405,8 +417,7 @@ class HttpClient:
                 await asyncio.sleep(wait)
                 continue
             try:
-                for warning in response.headers.getall("Warning", ()):
-                    log.warning("API server warning for %s %s: %s", method, path, warning)
+                self._log_warnings(response)
                 if not 200 <= response.status < 300:
                     raise await _error_of(response, method)
                 yield response

@@ -638,3 +638,23 @@ def test_a_bad_client_key_fails_when_the_client_is_built() -> None:
         HttpClient(
             Config(server="https://k", ca_data=b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n")
         )
+
+
+async def test_leaving_a_watch_early_leaves_the_client_usable(api: FakeApi, client: HttpClient) -> None:
+    api.on("GET", CM_PATH, stream(*(event("ADDED", configmap(f"c{i}")) for i in range(50))))
+    api.on("GET", f"{CM_PATH}/a", configmap("a"))
+    async for _ in client.watch("v1", "ConfigMap", namespace="ns"):
+        break
+    assert (await client.get("v1", "ConfigMap", "a", namespace="ns"))["metadata"]["name"] == "a"
+
+
+async def test_server_warnings_are_logged_once(
+    api: FakeApi, client: HttpClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    warned = web.json_response(configmap("a"), headers={"Warning": '299 - "v1 ConfigMap is deprecated"'})
+    api.on("GET", f"{CM_PATH}/a", warned)
+    for _ in range(3):
+        await client.get("v1", "ConfigMap", "a", namespace="ns")
+    assert [r.getMessage() for r in caplog.records if "warns" in r.getMessage()] == [
+        'the API server warns: 299 - "v1 ConfigMap is deprecated"'
+    ]
