@@ -168,8 +168,7 @@ class HttpClient:
 
     async def get(self, api_version: str, kind: str, name: str, *, namespace: str | None = None) -> Obj:
         resource = await self.resource(api_version, kind)
-        obj: Obj = await self._get_json(_object_path(resource, _namespace(resource, namespace), name))
-        return obj
+        return await self._get_object(_object_path(resource, _namespace(resource, namespace), name))
 
     async def list(
         self,
@@ -181,8 +180,8 @@ class HttpClient:
     ) -> ObjectList:
         resource = await self.resource(api_version, kind)
         query = _selector_query(label_selector)
-        document = await self._get_json(_collection_path(resource, namespace), query)
-        items = [{**item, "apiVersion": api_version, "kind": kind} for item in document.get("items") or []]
+        document = await self._get_object(_collection_path(resource, namespace), query)
+        items = [{"apiVersion": api_version, "kind": kind, **item} for item in document.get("items") or []]
         items.sort(key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"].get("name") or ""))
         return ObjectList(items, str((document.get("metadata") or {}).get("resourceVersion") or ""))
 
@@ -343,6 +342,10 @@ class HttpClient:
         async with self._open("GET", path, query=query, idempotent=True) as response:
             return await _json_body(response)
 
+    async def _get_object(self, path: str, query: dict[str, str] | None = None) -> Obj:
+        async with self._open("GET", path, query=query, idempotent=True) as response:
+            return _object_of(await _json_body(response), response)
+
     async def _send_json(
         self,
         method: str,
@@ -355,12 +358,7 @@ class HttpClient:
         """Send ``body`` as JSON; the object (or Status) the server answers with."""
         data = json.dumps(body, separators=(",", ":")).encode()
         async with self._open(method, path, query=query, body=data, content_type=content_type) as response:
-            answer = await _json_body(response)
-            if not isinstance(answer, dict):
-                raise ApiError(
-                    make_status(500, "InternalError", f"{method} {response.url}: the answer is not a JSON object")
-                )
-            return answer
+            return _object_of(await _json_body(response), response)
 
     @asynccontextmanager
     async def _open(
@@ -512,6 +510,14 @@ async def _json_body(response: aiohttp.ClientResponse) -> Any:
                 f"{response.method} {response.url}: the answer is not JSON ({err}): {_snippet(data)}",
             )
         ) from err
+
+
+def _object_of(answer: Any, response: aiohttp.ClientResponse) -> Obj:
+    if not isinstance(answer, dict):
+        raise ApiError(
+            make_status(500, "InternalError", f"{response.method} {response.url}: the answer is not a JSON object")
+        )
+    return answer
 
 
 async def _error_of(response: aiohttp.ClientResponse, method: str) -> ApiError:

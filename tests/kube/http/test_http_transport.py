@@ -8,6 +8,7 @@ kube-apiserver answers is tested in ``test_http_client_real.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 import sys
@@ -658,3 +659,41 @@ async def test_server_warnings_are_logged_once(
     assert [r.getMessage() for r in caplog.records if "warns" in r.getMessage()] == [
         'the API server warns: 299 - "v1 ConfigMap is deprecated"'
     ]
+
+
+async def test_proxy_url_tunnels_https_through_connect(tmp_path: Path) -> None:
+    tunnels: list[str] = []
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await reader.readuntil(b"\r\n\r\n")
+        method, target = request.decode().split(" ")[:2]
+        assert method == "CONNECT"
+        tunnels.append(target)
+        host, port = target.rsplit(":", 1)
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer), return_exceptions=True)
+
+    ca = CertificateAuthority()
+    fake = FakeApi()
+    fake.on("GET", "/api/v1/namespaces/me", whoami)
+    runner, port = await serve(fake, server_context(ca, ["127.0.0.1"], tmp_path, client_ca=False))
+    proxy_server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    proxy_port = proxy_server.sockets[0].getsockname()[1]
+    config = Config(server=f"https://127.0.0.1:{port}", ca_data=ca.cert_pem, proxy_url=f"http://127.0.0.1:{proxy_port}")
+    try:
+        async with HttpClient(config) as http:
+            assert (await http.get("v1", "Namespace", "me"))["metadata"]["name"] == "anonymous"
+        assert tunnels and set(tunnels) == {f"127.0.0.1:{port}"}
+    finally:
+        proxy_server.close()
+        await runner.cleanup()
