@@ -555,7 +555,8 @@ def _still_there(answer: Any) -> Obj | None:
     kube-apiserver answers with a ``Status`` of success for some kinds and with the deleted object
     (as it was last stored) for others, custom resources among them. An object that is still there
     is marked with ``deletionTimestamp`` and something holds it: finalizers in its metadata, a
-    Namespace's ``spec.finalizers`` (the namespace controller's), or a grace period still running.
+    Namespace's ``spec.finalizers`` (the namespace controller's; it is ``Terminating`` until they go),
+    or a grace period still running.
     A marked object without any of these was removed by this very delete (its last finalizer had
     gone with the propagation policy).
     """
@@ -564,8 +565,11 @@ def _still_there(answer: Any) -> Obj | None:
     meta: dict[str, Any] = answer.get("metadata") or {}
     if not meta.get("deletionTimestamp"):
         return None
-    spec = answer.get("spec")
-    namespace_held = answer.get("kind") == "Namespace" and isinstance(spec, dict) and bool(spec.get("finalizers"))
+    spec, status = answer.get("spec"), answer.get("status")
+    namespace_held = answer.get("kind") == "Namespace" and (
+        (isinstance(spec, dict) and bool(spec.get("finalizers")))
+        or (isinstance(status, dict) and status.get("phase") == "Terminating")
+    )
     held = bool(meta.get("finalizers")) or namespace_held or (meta.get("deletionGracePeriodSeconds") or 0) > 0
     return answer if held else None
 

@@ -398,6 +398,29 @@ async def test_write_arguments_are_checked_before_sending(api: FakeApi, client: 
             configmap("a", metadata={"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["f"]}),
             True,
         ),
+        (  # graceful deletion still running
+            configmap(
+                "a",
+                metadata={"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z", "deletionGracePeriodSeconds": 30},
+            ),
+            True,
+        ),
+        (  # a Namespace waits for the namespace controller's spec.finalizers
+            {
+                "kind": "Namespace",
+                "metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"},
+                "spec": {"finalizers": ["kubernetes"]},
+            },
+            True,
+        ),
+        (
+            {
+                "kind": "Namespace",
+                "metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"},
+                "status": {"phase": "Terminating"},
+            },
+            True,
+        ),
     ],
 )
 async def test_delete_answers(api: FakeApi, client: HttpClient, answer: dict[str, Any], still_there: bool) -> None:
