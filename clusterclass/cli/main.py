@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 
 from clusterclass import __version__
+from clusterclass.cli.apiserver import apiserver
 from clusterclass.cli.validate import validate
 from clusterclass.errors import ClusterClassError
 from clusterclass.plan.loader import load
@@ -77,6 +78,7 @@ def plan(files: tuple[str, ...], cluster: str | None, output: str, seed: int | N
 
 
 cli.add_command(validate)
+cli.add_command(apiserver)
 
 
 def main() -> None:

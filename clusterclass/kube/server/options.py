@@ -24,6 +24,7 @@ from multidict import MultiMapping
 
 from clusterclass.kube.client import Preconditions, PropagationPolicy
 from clusterclass.kube.errors import ApiError, BadRequest, Invalid, make_status
+from clusterclass.kube.server import protobuf
 
 FIELD_MANAGER_MAX_LENGTH = 128
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
@@ -184,6 +185,8 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
     media_type = (content_type or "application/json").split(";")[0].strip().lower()
     if media_type in ("application/yaml", "application/apply-patch+yaml"):
         return decode_yaml(body), []
+    if media_type == protobuf.MEDIA_TYPE:
+        return protobuf.decode(body, kind=kind), []
     if media_type not in ("application/json", "", "*/*"):
         raise ApiError(make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={}))
     try:

@@ -154,9 +154,7 @@ async def start(
     app = make_app(store, require_client_cert=require_client_cert)
     runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=SHUTDOWN_TIMEOUT, access_log=None)
     await runner.setup()
-    site = web.TCPSite(
-        runner, host, port, ssl_context=server_ssl_context(credentials), shutdown_timeout=SHUTDOWN_TIMEOUT
-    )
+    site = web.TCPSite(runner, host, port, ssl_context=server_ssl_context(credentials))
     try:
         await site.start()
     except BaseException:
