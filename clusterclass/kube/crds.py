@@ -44,7 +44,8 @@ from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.causes import Cause, GoText, go_json, invalid_error, to_causes
-from clusterclass.kube.crdschema import Node, Scale, VersionSchema, default_value_errors
+from clusterclass.kube.crdnodes import Node, Scale
+from clusterclass.kube.crdschema import VersionSchema, default_value_errors
 from clusterclass.kube.errors import BadRequest, Invalid
 from clusterclass.kube.objectmeta import (
     MalformedMetadata,

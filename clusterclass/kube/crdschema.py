@@ -26,12 +26,11 @@ Messages are kube-apiserver 1.37's, recorded from a real one: ``spec.replicas: I
 quirks are kept on purpose (a format string is not checked on a list value; integer formats are
 range-checked with an error on field ``<nil>``), because contract tests compare messages.
 
-Compiling: the schema is parsed once into :class:`Node` objects holding every keyword a walk
-reads, plus which subtrees hold defaults, CEL rules or list types, so each walk skips what cannot
-matter. CEL programs come from the variables package's evaluator (``cel-expr-python``), compiled
-once per rule and cached there. The ``topology.variables`` schema parser supplies the node each
-CEL conversion needs; its walks are not reused because their messages and ``null`` handling are
-ClusterClass variables', not kube-apiserver's.
+The schema is compiled once per CRD version (:mod:`clusterclass.kube.crdnodes`); the CEL rules
+run in :mod:`clusterclass.kube.crdcel` and server-side apply's field types come from
+:mod:`clusterclass.kube.crdfieldtypes`. The ``topology.variables`` walks are not reused because
+their messages and ``null`` handling are ClusterClass variables', not kube-apiserver's; their
+parser, formats, RE2 patterns, JSON value rules and CEL evaluator are.
 """
 
 from __future__ import annotations
@@ -39,23 +38,24 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError, format_number
 from clusterclass.kube.causes import Cause, go_float, go_json, go_quote, to_causes
-from clusterclass.kube.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path
-from clusterclass.kube.objectmeta import OBJECT_META_FIELDS, coerce_object_meta, too_long_detail
-from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
+from clusterclass.kube.crdcel import CelRun
+from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
+from clusterclass.kube.crdnodes import MISSING, Node, Scale, compile_schema, correlate_items, join_path, map_key
+from clusterclass.kube.objectmeta import coerce_object_meta, too_long_detail
+from clusterclass.topology.variables.cel import CelBackend
 from clusterclass.topology.variables.cel import default_backend as default_cel_backend
-from clusterclass.topology.variables.celrules import TOTAL_COST_BUDGET, cel_value, parse_field_path, rule_label
 from clusterclass.topology.variables.formats import check_format
 from clusterclass.topology.variables.jsonvalues import INT64_MAX, INT64_MIN, canonical, json_equal
-from clusterclass.topology.variables.patterns import Pattern, matches
-from clusterclass.topology.variables.schema import Rule, Schema, parse_schema
+from clusterclass.topology.variables.patterns import matches
 
-MISSING: Any = object()
+__all__ = ["BLOCKED_RULES_DETAIL", "MISSING", "Node", "Scale", "VersionSchema", "default_value_errors"]
+
 #: the one error kube-apiserver reports instead of running CEL rules on an object with blocking errors
 BLOCKED_RULES_DETAIL = (
     "some validation rules were not checked because the object was invalid; correct the existing errors to "
@@ -70,199 +70,7 @@ _BLOCKING = (
 )
 _NIL = "<nil>"  # the field of an error kube-openapi reports without a path
 
-
-class Scale:
-    """A version's scale subresource: where the replica counts and the selector live (``.spec.replicas``)."""
-
-    def __init__(self, spec_replicas_path: str, status_replicas_path: str, label_selector_path: str | None) -> None:
-        self.spec_replicas_path = spec_replicas_path
-        self.status_replicas_path = status_replicas_path
-        self.label_selector_path = label_selector_path
-
-
-class Node:
-    """One compiled schema node: its keywords, its children, and what lies below it."""
-
-    __slots__ = (
-        "additional",
-        "additional_bool",
-        "all_of",
-        "any_of",
-        "default",
-        "defaults_below",
-        "embedded",
-        "embedded_below",
-        "enum",
-        "exclusive_maximum",
-        "exclusive_minimum",
-        "format",
-        "has_default",
-        "items",
-        "list_keys",
-        "list_type",
-        "listtypes_below",
-        "map_type",
-        "max_items",
-        "max_length",
-        "max_properties",
-        "maximum",
-        "min_items",
-        "min_length",
-        "min_properties",
-        "minimum",
-        "multiple_of",
-        "not_",
-        "nullable",
-        "one_of",
-        "pattern",
-        "pattern_text",
-        "preserve",
-        "prop_defaults",
-        "properties",
-        "required",
-        "rules",
-        "rules_below",
-        "schema",
-        "sorted_properties",
-        "type",
-        "types",
-        "unique_items",
-    )
-
-    def __init__(self, schema: Schema, raw: Mapping[str, Any]) -> None:
-        self.schema = schema
-        self.type = schema.type
-        self.types: tuple[str, ...] = ("integer", "string") if schema.int_or_string and not schema.type else ()
-        if schema.type:
-            self.types = (schema.type,)
-        self.format = schema.format
-        self.nullable = schema.nullable
-        self.preserve = schema.preserve_unknown_fields
-        self.embedded = raw.get("x-kubernetes-embedded-resource") is True
-        self.has_default = schema.has_default
-        self.default = schema.default if schema.has_default else None
-        self.enum = schema.enum
-        self.required = schema.required
-        self.max_length, self.min_length = schema.max_length, schema.min_length
-        self.pattern: Pattern | None = schema.compiled_pattern
-        self.pattern_text = schema.pattern
-        self.maximum, self.minimum = schema.maximum, schema.minimum
-        self.exclusive_maximum, self.exclusive_minimum = schema.exclusive_maximum, schema.exclusive_minimum
-        multiple_of = raw.get("multipleOf")
-        self.multiple_of: float | None = None
-        if isinstance(multiple_of, int | float) and not isinstance(multiple_of, bool):
-            self.multiple_of = float(multiple_of)
-        self.max_items, self.min_items, self.unique_items = schema.max_items, schema.min_items, schema.unique_items
-        self.max_properties, self.min_properties = schema.max_properties, schema.min_properties
-        additional = raw.get("additionalProperties")
-        self.additional_bool: bool | None = additional if isinstance(additional, bool) else None
-        list_type = raw.get("x-kubernetes-list-type")
-        self.list_type: str | None = list_type if list_type in ("atomic", "set", "map") else None
-        keys = raw.get("x-kubernetes-list-map-keys")
-        self.list_keys: tuple[str, ...] = tuple(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else ()
-        map_type = raw.get("x-kubernetes-map-type")
-        self.map_type: str | None = map_type if map_type in ("atomic", "granular") else None
-        self.rules: tuple[tuple[Rule, Program | None], ...] = ()
-        # children, filled in by the compiler
-        self.properties: dict[str, Node] | None = None
-        self.sorted_properties: tuple[tuple[str, Node], ...] = ()
-        self.additional: Node | None = None
-        self.items: Node | None = None
-        self.all_of: tuple[Node, ...] = ()
-        self.any_of: tuple[Node, ...] = ()
-        self.one_of: tuple[Node, ...] = ()
-        self.not_: Node | None = None
-        self.prop_defaults: tuple[tuple[str, Node], ...] = ()
-        self.defaults_below = False
-        self.rules_below = False
-        self.listtypes_below = False
-        self.embedded_below = False
-
-    def child(self, name: str) -> Node | None:
-        """The schema of the value under ``name`` in an object (a property, else the map's value schema)."""
-        if self.properties is not None:
-            found = self.properties.get(name)
-            if found is not None:
-                return found
-        return self.additional
-
-    @property
-    def prunes_value(self) -> bool:
-        """Whether values under an unknown key are kept (a map with a boolean ``additionalProperties``)."""
-        return self.additional is not None or self.additional_bool is not None
-
-
-def compile_schema(raw: Mapping[str, Any], *, backend: CelBackend | None = None) -> tuple[Node, list[FieldError]]:
-    """Parse and compile ``raw`` (an ``openAPIV3Schema``); the problems the parser found come back too.
-
-    CEL rules are compiled when a backend is available; a rule that does not compile is kept
-    without a program (CRD validation reports it; a walk skips it).
-    """
-    sanitized = _without_boolean_additional(raw)
-    schema, errors = parse_schema(sanitized, "openAPIV3Schema")
-    return _compile(schema, raw, backend), errors
-
-
-def _without_boolean_additional(raw: Any) -> Any:
-    """A copy of ``raw`` where ``additionalProperties: true|false`` is left out (the parser wants schemas)."""
-    if isinstance(raw, Mapping):
-        return {
-            k: _without_boolean_additional(v)
-            for k, v in raw.items()
-            if not (k == "additionalProperties" and isinstance(v, bool))
-        }
-    if isinstance(raw, list):
-        return [_without_boolean_additional(v) for v in raw]
-    return raw
-
-
-def _compile(schema: Schema, raw: Any, backend: CelBackend | None) -> Node:
-    raw_map: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    node = Node(schema, raw_map)
-    if schema.properties is not None:
-        raw_props = raw_map.get("properties")
-        raw_props = raw_props if isinstance(raw_props, Mapping) else {}
-        node.properties = {
-            name: _compile(child, raw_props.get(name, {}), backend) for name, child in schema.properties.items()
-        }
-        node.sorted_properties = tuple(sorted(node.properties.items()))
-        node.prop_defaults = tuple((n, c) for n, c in node.sorted_properties if c.has_default)
-    if schema.additional_properties is not None:
-        node.additional = _compile(schema.additional_properties, raw_map.get("additionalProperties"), backend)
-    if schema.items is not None:
-        node.items = _compile(schema.items, raw_map.get("items"), backend)
-    for attr, key in (("all_of", "allOf"), ("any_of", "anyOf"), ("one_of", "oneOf")):
-        subs = getattr(schema, attr)
-        raw_subs: list[Any] = raw_map[key] if isinstance(raw_map.get(key), list) else []
-        compiled = tuple(_compile(sub, raw_subs[i] if i < len(raw_subs) else {}, backend) for i, sub in enumerate(subs))
-        setattr(node, attr, compiled)
-    if schema.not_ is not None:
-        node.not_ = _compile(schema.not_, raw_map.get("not"), backend)
-    node.rules = tuple((rule, _compile_rule(rule.rule, backend)) for rule in schema.validations)
-    children = [c for c in (*(node.properties or {}).values(), node.additional, node.items) if c is not None]
-    node.defaults_below = (
-        bool(node.prop_defaults)
-        or any(c.defaults_below for c in children)
-        or any(c is not None and c.has_default for c in (node.additional, node.items))
-    )
-    node.rules_below = bool(node.rules) or any(c.rules_below for c in children)
-    node.listtypes_below = node.list_type in ("set", "map") or any(c.listtypes_below for c in children)
-    node.embedded_below = node.embedded or any(c.embedded_below for c in children)
-    return node
-
-
-def _compile_rule(expression: str, backend: CelBackend | None) -> Program | None:
-    try:
-        return (backend or default_cel_backend()).compile(expression)
-    except Exception:  # a rule that does not compile (or no CEL library): CRD validation reports it
-        return None
-
-
 # --- pruning -----------------------------------------------------------------------------------
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
 
 
 class _Pruner:
@@ -277,7 +85,7 @@ class _Pruner:
         if isinstance(value, dict):
             if node is None:
                 for key in list(value):
-                    self.unknown.append(_join(path, key))
+                    self.unknown.append(join_path(path, key))
                     del value[key]
                 return
             embedded = embedded or node.embedded
@@ -288,12 +96,12 @@ class _Pruner:
                     continue
                 child = properties.get(key) if properties is not None else None
                 if child is None and not node.prunes_value:
-                    self.unknown.append(_join(path, key))
+                    self.unknown.append(join_path(path, key))
                     del value[key]
                     continue
                 if child is None:
                     child = node.additional
-                self.prune(child_value, child, _join(path, key))
+                self.prune(child_value, child, join_path(path, key))
                 if child_value is None and (child is None or (not child.nullable and not child.has_default)):
                     del value[key]  # PruneNonNullableNullsWithoutDefaults
         elif isinstance(value, list):
@@ -307,7 +115,7 @@ class _Pruner:
             return isinstance(value[key], str)
         if key != "metadata" or not isinstance(value[key], dict):
             return False
-        meta, unknown = coerce_object_meta(value[key], drop_malformed=self.drop_malformed, path=_join(path, key))
+        meta, unknown = coerce_object_meta(value[key], drop_malformed=self.drop_malformed, path=join_path(path, key))
         value[key] = meta
         self.unknown.extend(unknown)
         return True
@@ -320,7 +128,7 @@ class _Pruner:
                     continue
                 child = node.child(key)
                 if child is not None:
-                    self.prune(value[key], child, _join(path, key))
+                    self.prune(value[key], child, join_path(path, key))
         elif isinstance(value, list) and node.items is not None:
             for i, item in enumerate(value):
                 self.skip(item, node.items, f"{path}[{i}]")
@@ -542,7 +350,7 @@ class _Validator:
     def array(self, value: list[Any], node: Node, path: str, old: Any) -> None:
         items = node.items
         if items is not None:
-            olds = _correlate_items(value, old, node)
+            olds = correlate_items(value, old, node)
             for i, item in enumerate(value):
                 self.validate(item, items, f"{path}[{i}]", olds[i] if olds is not None else MISSING)
         size = len(value)
@@ -576,19 +384,19 @@ class _Validator:
             for key in sorted(value):
                 if properties is None or key not in properties:
                     child_old = old_map.get(key, MISSING) if old_map is not None else MISSING
-                    self.validate(value[key], additional, _join(path, key), child_old)
+                    self.validate(value[key], additional, join_path(path, key), child_old)
         if node.additional_bool is False:
             for key in sorted(value):
                 if properties is None or key not in properties:
-                    detail = f"{_join(self.name(path), key)} in body is a forbidden property"
+                    detail = f"{join_path(self.name(path), key)} in body is a forbidden property"
                     self.add(path, ErrorType.INVALID, detail, key)
         for key, child in node.sorted_properties:
             if key in value:
                 child_old = old_map.get(key, MISSING) if old_map is not None else MISSING
-                self.validate(value[key], child, _join(path, key), child_old)
+                self.validate(value[key], child, join_path(path, key), child_old)
         for key in node.required:
             if key not in value:
-                self.add(_join(path, key), ErrorType.REQUIRED, "")
+                self.add(join_path(path, key), ErrorType.REQUIRED, "")
 
 
 def _closest(value: Any, alternatives: tuple[Node, ...], failures: list[list[FieldError]]) -> list[FieldError]:
@@ -633,28 +441,6 @@ def _fits_integer_format(value: int | float, fmt: str) -> bool:
     return INT64_MIN <= value <= INT64_MAX
 
 
-def _correlate_items(value: list[Any], old: Any, node: Node) -> list[Any] | None:
-    """The old item each new item of a ``map`` or ``set`` list correlates with (ratcheting, CEL ``oldSelf``)."""
-    if not isinstance(old, list) or node.list_type not in ("map", "set"):
-        return None
-    if node.list_type == "set":
-        olds = {canonical(item) for item in old}
-        return [item if canonical(item) in olds else MISSING for item in value]
-    by_key = {_map_key(item, node): item for item in old if isinstance(item, dict)}
-    return [by_key.get(_map_key(item, node), MISSING) if isinstance(item, dict) else MISSING for item in value]
-
-
-def _map_key(item: Mapping[str, Any], node: Node) -> Any:
-    keys = []
-    for name in node.list_keys:
-        if name in item:
-            keys.append(canonical(item[name]))
-        else:
-            child = node.items.child(name) if node.items is not None else None
-            keys.append(canonical(child.default) if child is not None and child.has_default else ("unset",))
-    return tuple(keys)
-
-
 def default_value_errors(node: Node, path: str) -> list[FieldError]:
     """A schema's ``default`` must be pruned already and valid against the schema (reported at ``path``)."""
     value = copy.deepcopy(node.default)
@@ -676,15 +462,15 @@ def _embedded_errors(value: Any, node: Node, path: str, errors: list[FieldError]
         if node.embedded and path:
             for key in ("apiVersion", "kind"):
                 if key not in value:
-                    errors.append(fe.required(_join(path, key)))
+                    errors.append(fe.required(join_path(path, key)))
                 elif not isinstance(value[key], str):
-                    errors.append(fe.invalid(_join(path, key), value[key], "must be a string"))
+                    errors.append(fe.invalid(join_path(path, key), value[key], "must be a string"))
                 elif not value[key]:
-                    errors.append(fe.invalid(_join(path, key), "", "must not be empty"))
+                    errors.append(fe.invalid(join_path(path, key), "", "must not be empty"))
         for key, item in value.items():
             child = node.child(key)
             if child is not None and child.embedded_below:
-                _embedded_errors(item, child, _join(path, key), errors)
+                _embedded_errors(item, child, join_path(path, key), errors)
     elif isinstance(value, list) and node.items is not None and node.items.embedded_below:
         for i, item in enumerate(value):
             _embedded_errors(item, node.items, f"{path}[{i}]", errors)
@@ -699,7 +485,7 @@ def _list_type_errors(value: Any, node: Node, path: str, errors: list[FieldError
                     _list_type_errors(value[key], node.additional, f"{path}[{key}]", errors)
         for key, child in node.sorted_properties:
             if key in value and child.listtypes_below:
-                _list_type_errors(value[key], child, _join(path, key), errors)
+                _list_type_errors(value[key], child, join_path(path, key), errors)
     elif isinstance(value, list):
         if node.list_type == "set":
             seen: set[Any] = set()
@@ -724,7 +510,7 @@ def _map_list_errors(value: list[Any], node: Node, path: str) -> list[FieldError
     for i, item in enumerate(value):
         if item is None:
             continue
-        key = _map_key(item, node)
+        key = map_key(item, node)
         if key in seen:
             shown: dict[str, Any] = {}
             for name in node.list_keys:
@@ -738,216 +524,6 @@ def _map_list_errors(value: list[Any], node: Node, path: str) -> list[FieldError
             errors.append(fe.duplicate(f"{path}[{i}]", shown))
         seen.add(key)
     return errors
-
-
-# --- CEL ---------------------------------------------------------------------------------------
-
-
-class _CelRun:
-    """One walk of ``x-kubernetes-validations`` over an object, with kube-apiserver's error shapes."""
-
-    def __init__(self, backend: CelBackend) -> None:
-        self.backend = backend
-        self.errors: list[FieldError] = []
-        self.remaining = TOTAL_COST_BUDGET
-        self.stopped = False
-
-    def walk(self, value: Any, node: Node, path: str, old: Any) -> None:
-        if value is None or self.stopped:
-            return
-        if node.rules:
-            self.check(value, node, path, old)
-        if isinstance(value, dict):
-            old_map = old if isinstance(old, dict) else None
-            for key, child in node.sorted_properties:
-                if key in value and child.rules_below:
-                    self.walk(value[key], child, _join(path, key), old_map.get(key, MISSING) if old_map else MISSING)
-            additional = node.additional
-            if additional is not None and additional.rules_below:
-                for key in sorted(value):
-                    if node.properties is None or key not in node.properties:
-                        child_old = old_map.get(key, MISSING) if old_map else MISSING
-                        self.walk(value[key], additional, f"{path}[{key}]", child_old)
-        elif isinstance(value, list) and node.items is not None and node.items.rules_below:
-            olds = _correlate_items(value, old, node) if node.list_type == "map" else None
-            for i, item in enumerate(value):
-                self.walk(item, node.items, f"{path}[{i}]", olds[i] if olds is not None else MISSING)
-
-    def check(self, value: Any, node: Node, path: str, old: Any) -> None:
-        unchanged = old is not MISSING and old == value
-        activation: dict[str, Any] | None = None
-        for rule, program in node.rules:
-            if program is None or self.stopped:
-                continue
-            uses_old = "oldSelf" in program.identifiers
-            if uses_old and (old is MISSING or old is None):
-                continue  # a transition rule: nothing to compare with
-            if unchanged and not uses_old:
-                continue  # ratcheting
-            if activation is None:
-                activation = {"self": cel_value(value, node.schema)}
-                if old is not MISSING and old is not None:
-                    activation["oldSelf"] = cel_value(old, node.schema)
-            self.run(rule, program, activation, node, path, value)
-
-    def run(self, rule: Rule, program: Program, activation: dict[str, Any], node: Node, path: str, value: Any) -> None:
-        if self.remaining <= 0:
-            detail = "validation failed due to running out of cost budget, no further validation rules will be run"
-            self.errors.append(fe.invalid(path, _node_type(node), detail))
-            self.stopped = True
-            return
-        try:
-            evaluation = self.backend.evaluate(program, activation, cost_limit=min(DEFAULT_COST_LIMIT, self.remaining))
-        except CostExceeded:
-            detail = f"call cost exceeds limit for rule: {rule.rule.strip()}"
-            self.errors.append(fe.invalid(path, _node_type(node), detail))
-            self.stopped = True
-            return
-        except CelError as err:
-            self.errors.append(fe.invalid(path, _node_type(node), f"{err} evaluating rule: {rule_label(rule)}"))
-            return
-        self.remaining -= evaluation.cost
-        if evaluation.value is True:
-            return
-        if evaluation.value is not False:
-            self.errors.append(fe.invalid(path, _node_type(node), f"rule did not evaluate to a bool: {rule.rule}"))
-            return
-        target = path
-        for kind, segment in parse_field_path(rule.field_path) or ():
-            target = _join(target, segment) if kind == "field" else f"{target}[{segment}]"
-        shown = value if not isinstance(value, dict | list) else fe.OMITTED
-        message = self.message(rule, activation)
-        if rule.reason == "FieldValueRequired":
-            self.errors.append(fe.required(target, message))
-        elif rule.reason == "FieldValueForbidden":
-            self.errors.append(fe.forbidden(target, message))
-        elif rule.reason == "FieldValueDuplicate":
-            self.errors.append(FieldError(target, ErrorType.DUPLICATE, "", shown))
-        else:
-            self.errors.append(FieldError(target, ErrorType.INVALID, message, shown))
-
-    def message(self, rule: Rule, activation: dict[str, Any]) -> str:
-        if rule.message_expression.strip():
-            try:
-                program = self.backend.compile(rule.message_expression)
-                evaluation = self.backend.evaluate(
-                    program, activation, cost_limit=min(DEFAULT_COST_LIMIT, max(self.remaining, 0))
-                )
-                self.remaining -= evaluation.cost
-                text = evaluation.value
-                if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5000:
-                    return text.strip()
-            except CelError:
-                pass
-        return rule.message.strip() or f"failed rule: {rule.rule.strip()}"
-
-
-def _node_type(node: Node) -> str:
-    """The bad value kube-apiserver shows for a CEL runtime error: the schema node's type."""
-    return node.type
-
-
-# --- field types for server-side apply ---------------------------------------------------------
-
-
-class _InMetadata(NamedTuple):
-    """A path inside a resource's ``metadata``, from that ``metadata`` (ObjectMeta decides its types)."""
-
-    path: Path
-
-
-class SchemaFieldTypes:
-    """:class:`~clusterclass.kube.fieldtypes.FieldTypes` backed by a CRD schema.
-
-    Lists are ``atomic`` unless ``x-kubernetes-list-type`` says ``set`` or ``map`` (with
-    ``x-kubernetes-list-map-keys``); objects are granular unless ``x-kubernetes-map-type: atomic``.
-    ``metadata`` (of the object and of embedded resources) follows ObjectMeta. A path the schema
-    does not describe (below ``x-kubernetes-preserve-unknown-fields``) is an atomic list or a
-    granular map. Path steps are field names, :data:`ITEM` and :data:`VALUE`; a concrete map key
-    is accepted where :data:`VALUE` is meant.
-    """
-
-    def __init__(self, root: Node) -> None:
-        self._root = root
-        self._meta = ObjectMetaTypes()
-        self._cache: dict[Path, Node | _InMetadata | None] = {}
-
-    def list_type(self, path: Path) -> tuple[ListType, tuple[str, ...]]:
-        found = self._resolve(path)
-        if isinstance(found, _InMetadata):
-            return self._meta.list_type(found.path)
-        if found is None or found.list_type not in ("set", "map"):
-            return "atomic", ()
-        if found.list_type == "set":
-            return "set", ()
-        return "map", found.list_keys
-
-    def map_is_atomic(self, path: Path) -> bool:
-        found = self._resolve(path)
-        if isinstance(found, _InMetadata):
-            return self._meta.map_is_atomic(found.path)
-        return found is not None and found.map_type == "atomic"
-
-    def is_declared(self, path: Path) -> bool:
-        """Whether the last step of ``path`` is a declared property of its parent object.
-
-        ``apiVersion``, ``kind`` and ``metadata`` of a resource, and ObjectMeta's own fields, are
-        declared; map values (``additionalProperties``), list items and fields kept by
-        ``x-kubernetes-preserve-unknown-fields`` are not.
-        """
-        if not path:
-            return False
-        if len(path) == 1 and path[0] in ("apiVersion", "kind", "metadata"):
-            return True
-        parent = self._resolve(path[:-1])
-        if isinstance(parent, _InMetadata):
-            return _meta_declared((*parent.path, path[-1]))
-        if parent is None or path[-1] in (ITEM, VALUE):
-            return False
-        if parent.embedded and path[-1] in ("apiVersion", "kind", "metadata"):
-            return True
-        return parent.properties is not None and path[-1] in parent.properties
-
-    def list_key_defaults(self, path: Path) -> dict[str, Any]:
-        """For the ``map`` list at ``path``: the schema defaults of its key fields (used in ``k:{...}``)."""
-        found = self._resolve(path)
-        if not isinstance(found, Node) or found.list_type != "map" or found.items is None:
-            return {}
-        defaults: dict[str, Any] = {}
-        for key in found.list_keys:
-            child = found.items.child(key)
-            if child is not None and child.has_default:
-                defaults[key] = copy.deepcopy(child.default)
-        return defaults
-
-    def _resolve(self, path: Path) -> Node | _InMetadata | None:
-        if path in self._cache:
-            return self._cache[path]
-        node: Node | None = self._root
-        result: Node | _InMetadata | None = None
-        for i, step in enumerate(path):
-            if node is None:
-                break
-            if step == "metadata" and (i == 0 or node.embedded):
-                result = _InMetadata(("metadata", *path[i + 1 :]))
-                break
-            if step == ITEM:
-                node = node.items
-            elif step == VALUE:
-                node = node.additional
-            else:
-                node = node.child(step)
-        else:
-            result = node
-        self._cache[path] = result
-        return result
-
-
-def _meta_declared(path: Path) -> bool:
-    """Whether ``path`` (from ``metadata``) ends at a declared field of ObjectMeta or of its list items."""
-    if len(path) == 2:
-        return path[1] in OBJECT_META_FIELDS
-    return bool(len(path) == 4 and path[1] in ("ownerReferences", "managedFields") and path[2] == ITEM)
 
 
 # --- the public face ---------------------------------------------------------------------------
@@ -1087,7 +663,7 @@ class VersionSchema:
             backend = self._backend or default_cel_backend()
         except Exception as err:  # the CEL library did not load: say so rather than skip the rules
             return [fe.internal("", f"CEL rules cannot be evaluated: {err}")]
-        run = _CelRun(backend)
+        run = CelRun(backend)
         run.walk(obj, self.root, "", MISSING if old is None else old)
         return run.errors
 

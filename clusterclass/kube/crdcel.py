@@ -1,0 +1,133 @@
+"""``x-kubernetes-validations`` of a CRD schema: the CEL rules, run the way kube-apiserver runs them.
+
+Programs are compiled once with the schema (:mod:`clusterclass.kube.crdnodes`) by the evaluator the
+ClusterClass variables use (``topology.variables.cel``, over ``cel-expr-python``); values reach CEL
+through the same conversion (``celrules.cel_value``). What differs from variables is the walk and
+the error shapes, which are kube-apiserver's (recorded from a real one):
+
+- a rule runs where the value exists; a transition rule (one reading ``oldSelf``) only on update and
+  only where an old value correlates (same property, same map key, same ``map``-list key); a rule
+  without ``oldSelf`` is skipped where the value did not change (ratcheting);
+- a failed rule is ``Invalid`` (or the rule's ``reason``) at the node plus the rule's ``fieldPath``;
+  the bad value is shown for scalars and left out for objects and arrays; the detail is the
+  ``messageExpression`` result, else ``message``, else ``failed rule: <rule>``;
+- an evaluation error names the schema type as the value (``Invalid value: "object": ... evaluating
+  rule: ...``); past the cost budget the walk stops with one error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterclass import fielderrors as fe
+from clusterclass.fielderrors import ErrorType, FieldError
+from clusterclass.kube.crdnodes import MISSING, Node, correlate_items, join_path
+from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
+from clusterclass.topology.variables.celrules import TOTAL_COST_BUDGET, cel_value, parse_field_path, rule_label
+from clusterclass.topology.variables.schema import Rule
+
+
+class CelRun:
+    """One walk of ``x-kubernetes-validations`` over an object, with kube-apiserver's error shapes."""
+
+    def __init__(self, backend: CelBackend) -> None:
+        self.backend = backend
+        self.errors: list[FieldError] = []
+        self.remaining = TOTAL_COST_BUDGET
+        self.stopped = False
+
+    def walk(self, value: Any, node: Node, path: str, old: Any) -> None:
+        if value is None or self.stopped:
+            return
+        if node.rules:
+            self.check(value, node, path, old)
+        if isinstance(value, dict):
+            old_map = old if isinstance(old, dict) else None
+            for key, child in node.sorted_properties:
+                if key in value and child.rules_below:
+                    self.walk(
+                        value[key], child, join_path(path, key), old_map.get(key, MISSING) if old_map else MISSING
+                    )
+            additional = node.additional
+            if additional is not None and additional.rules_below:
+                for key in sorted(value):
+                    if node.properties is None or key not in node.properties:
+                        child_old = old_map.get(key, MISSING) if old_map else MISSING
+                        self.walk(value[key], additional, f"{path}[{key}]", child_old)
+        elif isinstance(value, list) and node.items is not None and node.items.rules_below:
+            olds = correlate_items(value, old, node) if node.list_type == "map" else None
+            for i, item in enumerate(value):
+                self.walk(item, node.items, f"{path}[{i}]", olds[i] if olds is not None else MISSING)
+
+    def check(self, value: Any, node: Node, path: str, old: Any) -> None:
+        unchanged = old is not MISSING and old == value
+        activation: dict[str, Any] | None = None
+        for rule, program in node.rules:
+            if program is None or self.stopped:
+                continue
+            uses_old = "oldSelf" in program.identifiers
+            if uses_old and (old is MISSING or old is None):
+                continue  # a transition rule: nothing to compare with
+            if unchanged and not uses_old:
+                continue  # ratcheting
+            if activation is None:
+                activation = {"self": cel_value(value, node.schema)}
+                if old is not MISSING and old is not None:
+                    activation["oldSelf"] = cel_value(old, node.schema)
+            self.run(rule, program, activation, node, path, value)
+
+    def run(self, rule: Rule, program: Program, activation: dict[str, Any], node: Node, path: str, value: Any) -> None:
+        if self.remaining <= 0:
+            detail = "validation failed due to running out of cost budget, no further validation rules will be run"
+            self.errors.append(fe.invalid(path, _node_type(node), detail))
+            self.stopped = True
+            return
+        try:
+            evaluation = self.backend.evaluate(program, activation, cost_limit=min(DEFAULT_COST_LIMIT, self.remaining))
+        except CostExceeded:
+            detail = f"call cost exceeds limit for rule: {rule.rule.strip()}"
+            self.errors.append(fe.invalid(path, _node_type(node), detail))
+            self.stopped = True
+            return
+        except CelError as err:
+            self.errors.append(fe.invalid(path, _node_type(node), f"{err} evaluating rule: {rule_label(rule)}"))
+            return
+        self.remaining -= evaluation.cost
+        if evaluation.value is True:
+            return
+        if evaluation.value is not False:
+            self.errors.append(fe.invalid(path, _node_type(node), f"rule did not evaluate to a bool: {rule.rule}"))
+            return
+        target = path
+        for kind, segment in parse_field_path(rule.field_path) or ():
+            target = join_path(target, segment) if kind == "field" else f"{target}[{segment}]"
+        shown = value if not isinstance(value, dict | list) else fe.OMITTED
+        message = self.message(rule, activation)
+        if rule.reason == "FieldValueRequired":
+            self.errors.append(fe.required(target, message))
+        elif rule.reason == "FieldValueForbidden":
+            self.errors.append(fe.forbidden(target, message))
+        elif rule.reason == "FieldValueDuplicate":
+            self.errors.append(FieldError(target, ErrorType.DUPLICATE, "", shown))
+        else:
+            self.errors.append(FieldError(target, ErrorType.INVALID, message, shown))
+
+    def message(self, rule: Rule, activation: dict[str, Any]) -> str:
+        if rule.message_expression.strip():
+            try:
+                program = self.backend.compile(rule.message_expression)
+                evaluation = self.backend.evaluate(
+                    program, activation, cost_limit=min(DEFAULT_COST_LIMIT, max(self.remaining, 0))
+                )
+                self.remaining -= evaluation.cost
+                text = evaluation.value
+                if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5000:
+                    return text.strip()
+            except CelError:
+                pass
+        return rule.message.strip() or f"failed rule: {rule.rule.strip()}"
+
+
+def _node_type(node: Node) -> str:
+    """The bad value kube-apiserver shows for a CEL runtime error: the schema node's type."""
+    return node.type
