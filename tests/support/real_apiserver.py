@@ -149,6 +149,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _dying_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` run so that it is killed when the thread that started it dies, where ``setpriv`` can arrange it.
+
+    ``atexit`` stops the servers when Python exits normally; a test run killed outright (SIGKILL, or
+    pytest-timeout's ``os._exit``) runs no ``atexit``, and would leave etcd and kube-apiserver behind.
+    ``setpriv --pdeathsig`` sets the kernel's parent-death signal, then execs the binary (same pid).
+    """
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
+
+
 class _Process:
     """One child in its own process group, its output in a log file."""
 
@@ -157,7 +168,11 @@ class _Process:
         self.log_path = log_path
         self._log = log_path.open("wb")
         self.popen = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            _dying_with_parent(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def exited(self) -> bool:
