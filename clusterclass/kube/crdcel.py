@@ -23,6 +23,7 @@ from clusterclass import fielderrors as fe
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.crdnodes import MISSING, Node, correlate_items, join_path
 from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
+from clusterclass.topology.variables.celast import selected_fields
 from clusterclass.topology.variables.celrules import TOTAL_COST_BUDGET, cel_value, parse_field_path, rule_label
 from clusterclass.topology.variables.schema import Rule
 
@@ -82,6 +83,10 @@ class CelRun:
             self.errors.append(fe.invalid(path, _node_type(node), detail))
             self.stopped = True
             return
+        if _reads_a_float_as_int(program, node, value):
+            detail = f"invalid data, expected int, got float64 evaluating rule: {rule_label(rule)}"
+            self.errors.append(fe.invalid(path, _node_type(node), detail))
+            return
         try:
             evaluation = self.backend.evaluate(program, activation, cost_limit=min(DEFAULT_COST_LIMIT, self.remaining))
         except CostExceeded:
@@ -131,3 +136,20 @@ class CelRun:
 def _node_type(node: Node) -> str:
     """The bad value kube-apiserver shows for a CEL runtime error: the schema node's type."""
     return node.type
+
+
+def _reads_a_float_as_int(program: Program, node: Node, value: Any) -> bool:
+    """Whether the rule reads an ``integer`` field that holds a float (``3.0``): kube-apiserver hands CEL the
+    decoded JSON as it is, and the conversion fails when the rule touches that field."""
+    if node.type == "integer" and isinstance(value, float):
+        return "self" in program.identifiers
+    for chain in selected_fields(program.tree, "self"):
+        current, data = node, value
+        for name in chain:
+            child = current.child(name) if isinstance(data, dict) and current.properties is not None else None
+            if child is None or name not in data:
+                break
+            current, data = child, data[name]
+            if current.type == "integer" and isinstance(data, float):
+                return True
+    return False

@@ -486,6 +486,13 @@ CREATE_CASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("CEL rule", {"name": "abc", "replicas": 20}, "spec: Invalid value: replicas must not exceed maxReplicas"),
     (
+        "an integral float where CEL wants an integer",
+        {"name": "abc", "replicas": 3.0},
+        "[.spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type float64, expected int64, "
+        'spec: Invalid value: "object": invalid data, expected int, got float64 evaluating rule: replicas must not '
+        "exceed maxReplicas]",
+    ),
+    (
         "CEL rule blocked",
         {"name": "abc", "replicas": 20, "mode": "zz"},
         f'[spec.mode: Unsupported value: "zz": supported values: "a", "b", {BLOCKED}]',
