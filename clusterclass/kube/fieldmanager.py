@@ -14,12 +14,14 @@ The behaviour is structured-merge-diff's, as kube-apiserver 1.37 runs it, checke
   unless forced, which moves ownership to the applier. A field the applier owned before and no
   longer applies is removed from the object, unless another manager owns it; for list-maps and sets
   that means elements, and a declared field (a schema property) left with nothing anyone owns goes
-  as a whole.
+  as a whole. A map or list that someone still owns but whose every entry goes is left null, as in
+  kube, whose validation then refuses the object if the schema does not allow null: the caller's
+  schema validation must run on the result.
 - **Update** (every non-apply write) gives the writer the fields it added or changed, takes them
   from everyone else, and drops removed fields from every set. A write that changes nothing leaves
   ownership and times alone. Updates carry ``.``-marked nodes for maps and elements they created.
 - An object whose ``managedFields`` are empty is not tracked by updates (kube stops tracking once a
-  client resets them with ``managedFields: []`` or ``[{}]``); the first apply to such an object first
+  client resets them with ``managedFields: [{}]``); the first apply to such an object first
   records everything in it as owned by ``before-first-apply`` (operation Update), so the apply
   conflicts with it like with any other manager.
 - Ownership never includes ``apiVersion``, ``kind`` or the server-set ``metadata`` fields. For a kind
@@ -31,7 +33,9 @@ The behaviour is structured-merge-diff's, as kube-apiserver 1.37 runs it, checke
   ``ancient-changes``. An apply or update that changes nothing does not touch its entry's time, so
   a manager whose first apply changed nothing has an entry without ``time``.
 
-Not modelled: conversion between versions of a kind (paths are taken as the same in every version),
+The memory store validates, defaults and prunes the returned object with the kind's schema, as
+kube-apiserver does after its field manager. Not modelled: conversion between versions of a kind
+(paths are taken as the same in every version),
 kubectl's ``last-applied-configuration`` interplay, unknown-field and type errors (the schema code
 validates the object), and the deduced shape of a value whose type differs between live and
 configuration (treated as one changed field).
@@ -39,6 +43,7 @@ configuration (treated as one changed field).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,7 +51,20 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from clusterclass.api.objects import Obj, dig
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict
-from clusterclass.kube.fieldpaths import FieldSet, go_json, go_quote, key_element, path_string, value_element
+from clusterclass.kube.fieldpaths import (
+    LEAF,
+    FieldSet,
+    go_json,
+    go_quote,
+    key_element,
+    path_string,
+    raw_difference,
+    raw_equal,
+    raw_intersection,
+    raw_owns_any,
+    raw_within,
+    value_element,
+)
 from clusterclass.kube.fieldtypes import ITEM, FieldTypes, ListType, Path
 
 #: the manager that owns what an object held before its first apply, when nothing tracked it
@@ -103,49 +121,6 @@ class ListKeyDefaults(Protocol):
     def list_key_defaults(self, path: Path) -> Mapping[str, Any]: ...
 
 
-class _Shape:
-    """One call's view of a kind's :class:`FieldTypes`, cached by path.
-
-    Paths carry the object's own map keys and :data:`ITEM` for list elements.
-    """
-
-    def __init__(self, types: FieldTypes) -> None:
-        self._types = types
-        self._lists: dict[Path, tuple[ListType, tuple[str, ...]]] = {}
-        self._atomic: dict[Path, bool] = {}
-        self._declared: dict[Path, bool] = {}
-        self._declares = isinstance(types, DeclaredFields)
-        self._defaults = isinstance(types, ListKeyDefaults)
-
-    def list_type(self, path: Path) -> tuple[ListType, tuple[str, ...]]:
-        found = self._lists.get(path)
-        if found is None:
-            found = self._lists[path] = self._types.list_type(path)
-        return found
-
-    def map_atomic(self, path: Path) -> bool:
-        found = self._atomic.get(path)
-        if found is None:
-            # an owner reference is one field (OwnerReference is a +structType=atomic in kube)
-            found = path == ("metadata", "ownerReferences", ITEM) or self._types.map_is_atomic(path)
-            self._atomic[path] = found
-        return found
-
-    def declared(self, path: Path) -> bool:
-        if not self._declares:
-            return True
-        found = self._declared.get(path)
-        if found is None:
-            found = self._declared[path] = bool(self._types.is_declared(path))  # type: ignore[attr-defined]
-        return found
-
-    def key_defaults(self, path: Path) -> Mapping[str, Any]:
-        if not self._defaults:
-            return {}
-        defaults: Mapping[str, Any] = self._types.list_key_defaults(path)  # type: ignore[attr-defined]
-        return defaults
-
-
 class _TypedError(Exception):
     """A value that does not fit its type (a duplicate list-map key, say); ``path`` says where."""
 
@@ -155,23 +130,116 @@ class _TypedError(Exception):
         self.path: list[str] = []
 
 
-def _element(shape: _Shape, path: Path, kind: ListType, keys: tuple[str, ...], item: Any, index: int) -> str:
-    """The path element of one element of a ``set`` or ``map`` list."""
-    if kind == "set":
-        if isinstance(item, dict | list):
-            raise _TypedError(f"element {index}: associative list without keys has an element that's a map type")
-        return value_element(item)
-    if not isinstance(item, dict):
-        raise _TypedError(f"element {index}: associative list with keys may not have non-map elements")
-    key: dict[str, Any] = {}
-    for name in keys:
-        if name in item:
-            key[name] = item[name]
+class _Types:
+    """A kind's :class:`FieldTypes` with its optional methods looked up once per call."""
+
+    __slots__ = ("declares", "defaults", "types")
+
+    def __init__(self, types: FieldTypes) -> None:
+        self.types = types
+        self.declares = types if isinstance(types, DeclaredFields) else None
+        self.defaults = types if isinstance(types, ListKeyDefaults) else None
+
+
+#: the JSON scalar types, which are leaves wherever they are
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _Cursor:
+    """A place in a kind's schema during one call, with the :class:`FieldTypes` answers for it cached.
+
+    Every walk below descends the object and its cursor together, so each path is built and asked
+    about once per call however many walks pass it. Paths carry the object's own map keys and
+    :data:`ITEM` for list elements.
+    """
+
+    __slots__ = ("_atomic", "_declared", "_elements", "_fields", "_item", "_list", "element", "path", "types")
+
+    def __init__(self, types: _Types, path: Path, element: str = "") -> None:
+        self.types = types
+        self.path = path
+        #: this place's fieldsV1 element when it is a map field (``f:name``)
+        self.element = element
+        self._fields: dict[str, _Cursor] = {}
+        self._item: _Cursor | None = None
+        self._list: tuple[ListType, tuple[str, ...]] | None = None
+        self._atomic: bool | None = None
+        self._declared: bool | None = None
+        #: list elements' path elements by the element's identity (the element is kept alive with it)
+        self._elements: dict[int, tuple[Any, str]] = {}
+
+    def field(self, name: str) -> _Cursor:
+        found = self._fields.get(name)
+        if found is None:
+            found = self._fields[name] = _Cursor(self.types, (*self.path, name), "f:" + name)
+        return found
+
+    def item(self) -> _Cursor:
+        if self._item is None:
+            self._item = _Cursor(self.types, (*self.path, ITEM))
+        return self._item
+
+    @classmethod
+    def root(cls, types: FieldTypes) -> _Cursor:
+        return cls(_Types(types), ())
+
+    def list_type(self) -> tuple[ListType, tuple[str, ...]]:
+        if self._list is None:
+            self._list = self.types.types.list_type(self.path)
+        return self._list
+
+    def atomic(self) -> bool:
+        """Whether the map here is one field; the root never is, an owner reference always is (as in kube)."""
+        if self._atomic is None:
+            path = self.path
+            self._atomic = bool(path) and (
+                path == ("metadata", "ownerReferences", ITEM) or self.types.types.map_is_atomic(path)
+            )
+        return self._atomic
+
+    def declared(self) -> bool:
+        if self._declared is None:
+            declares = self.types.declares
+            self._declared = declares is None or bool(declares.is_declared(self.path))
+        return self._declared
+
+    def element_of(self, item: Any, index: int) -> str:
+        """The path element of an element of the ``set`` or ``map`` list here."""
+        cached = self._elements.get(id(item))
+        if cached is not None and cached[0] is item:
+            return cached[1]
+        kind, keys = self.list_type()
+        if kind == "set":
+            if isinstance(item, dict | list):
+                raise _TypedError(f"element {index}: associative list without keys has an element that's a map type")
+            element = value_element(item)
+        elif not isinstance(item, dict):
+            raise _TypedError(f"element {index}: associative list with keys may not have non-map elements")
         else:
-            defaults = shape.key_defaults(path)
-            if name in defaults:
-                key[name] = defaults[name]
-    return key_element(key)
+            key: dict[str, Any] = {}
+            for name in keys:
+                if name in item:
+                    key[name] = item[name]
+                elif self.types.defaults is not None:
+                    defaults = self.types.defaults.list_key_defaults(self.path)
+                    if name in defaults:
+                        key[name] = defaults[name]
+            element = key_element(key)
+        self._elements[id(item)] = (item, element)
+        return element
+
+
+Trail = tuple[Any, str] | None
+
+
+def _trail_path(trail: Trail) -> list[str]:
+    """The path elements of a trail, a linked list ``(parent, element)`` kept instead of growing tuples."""
+    out: list[str] = []
+    while trail is not None:
+        trail, element = trail
+        out.append(element)
+    out.reverse()
+    return out
 
 
 # -- walks over objects ---------------------------------------------------------------------------
@@ -179,47 +247,54 @@ def _element(shape: _Shape, path: Path, kind: ListType, keys: tuple[str, ...], i
 
 def field_set(types: FieldTypes, obj: Obj) -> FieldSet:
     """The paths an applied configuration sets (kube's ``ToFieldSet``); duplicates are an error."""
-    return _field_set(_Shape(types), obj, allow_duplicates=False)
+    return _field_set(_Cursor.root(types), obj, allow_duplicates=False)
 
 
-def _field_set(shape: _Shape, obj: Obj, *, allow_duplicates: bool) -> FieldSet:
-    root = FieldSet()
-    _collect(shape, obj, (), root, allow_duplicates)
-    return root
+def _field_set(root: _Cursor, obj: Obj, *, allow_duplicates: bool) -> FieldSet:
+    node = FieldSet()
+    _collect(root, obj, node, allow_duplicates)
+    return node
 
 
-def _collect(shape: _Shape, value: Any, path: Path, node: FieldSet, allow_duplicates: bool) -> None:
+def _collect(cursor: _Cursor, value: Any, node: FieldSet, allow_duplicates: bool) -> None:
     if isinstance(value, dict):
-        if path and shape.map_atomic(path):
+        if cursor.atomic():
             node.member = True
             return
+        children = node.children
         for name, sub in value.items():
-            sub_path = (*path, name)
-            child = FieldSet()
-            try:
-                _collect(shape, sub, sub_path, child, allow_duplicates)
-            except _TypedError as error:
-                error.path.insert(0, "f:" + name)
-                raise
-            if sub is None or (isinstance(sub, dict) and not sub) or not shape.declared(sub_path):
-                child.member = True
-            if child.member or child.children:
-                node.children["f:" + name] = child
+            if type(sub) in _SCALARS:
+                children["f:" + name] = LEAF
+                continue
+            sub_cursor = cursor.field(name)
+            if isinstance(sub, dict | list):
+                child = FieldSet()
+                try:
+                    _collect(sub_cursor, sub, child, allow_duplicates)
+                except _TypedError as error:
+                    error.path.insert(0, sub_cursor.element)
+                    raise
+                if (isinstance(sub, dict) and not sub) or not sub_cursor.declared():
+                    child.member = True
+                if child.member or child.children:
+                    children[sub_cursor.element] = child
+            else:
+                children[sub_cursor.element] = FieldSet(True)
     elif isinstance(value, list):
-        kind, keys = shape.list_type(path)
+        kind, _ = cursor.list_type()
         if kind == "atomic":
             node.member = True
             return
-        item_path = (*path, ITEM)
+        item_cursor = cursor.item()
         for index, item in enumerate(value):
-            element = _element(shape, path, kind, keys, item, index)
+            element = cursor.element_of(item, index)
             existing = node.children.get(element)
             if existing is not None and not allow_duplicates:
                 raise _TypedError(f"duplicate entries for key {path_string([element])}")
             item_node = existing if existing is not None else FieldSet()
             node.children[element] = item_node
             try:
-                _collect(shape, item, item_path, item_node, allow_duplicates)
+                _collect(item_cursor, item, item_node, allow_duplicates)
             except _TypedError as error:
                 error.path.insert(0, element)
                 raise
@@ -248,46 +323,65 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is type(b):
+        return bool(a == b)
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and bool(a == b)
+        return False
+    return isinstance(a, int | float) and isinstance(b, int | float) and a == b
 
 
-def _merge(shape: _Shape, live: Any, config: Any, path: Path) -> Any:
+def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -> Any:
     """``config`` merged onto ``live``: maps and non-atomic lists by element, everything else replaced.
 
     A leaf whose value is the same as live's keeps live's (``3`` stays an int when ``3.0`` is applied).
+    What the merge adds and changes goes into ``diff``, which is then live's difference from the
+    result (a merge removes nothing), unless ``diff.exact`` had to be given up.
     """
-    if isinstance(config, dict) and isinstance(live, dict) and not (path and shape.map_atomic(path)):
-        out: dict[str, Any] = {}
-        for name, value in live.items():
-            out[name] = _merge(shape, value, config[name], (*path, name)) if name in config else _copy(value)
-        for name, value in config.items():
-            if name not in live:
-                out[name] = _copy(value)
-        return out
-    if isinstance(config, list) and isinstance(live, list):
-        kind, keys = shape.list_type(path)
-        if kind != "atomic":
-            return _merge_list(shape, live, config, path, kind, keys)
-    return _copy(live) if json_equal(live, config) else _copy(config)
+    if isinstance(config, dict):
+        if isinstance(live, dict) and not cursor.atomic():
+            out: dict[str, Any] = {}
+            for name, value in live.items():
+                applied = config.get(name, _MISSING)
+                if applied is _MISSING:
+                    out[name] = _copy(value)
+                elif type(applied) is type(value) and type(value) in _SCALARS and applied == value:
+                    out[name] = value
+                else:
+                    sub = cursor.field(name)
+                    out[name] = _merge(sub, value, applied, (trail, sub.element), diff)
+            for name, value in config.items():
+                if name not in live:
+                    sub = cursor.field(name)
+                    out[name] = _copy(value)
+                    diff.add(sub, value, (trail, sub.element))
+            return out
+    elif isinstance(config, list):
+        if isinstance(live, list):
+            kind, _ = cursor.list_type()
+            if kind != "atomic":
+                return _merge_list(cursor, live, config, trail, diff)
+    elif type(live) is type(config) and live == config:
+        return live
+    if json_equal(live, config):
+        return _copy(live)
+    if (config is None and isinstance(live, dict | list)) or (live is None and isinstance(config, dict | list)):
+        diff.exact = False  # null against a map or list: the comparison says what changed
+    elif trail is not None:
+        diff.modified.insert(_trail_path(trail))
+    return _copy(config)
 
 
-def _merge_list(
-    shape: _Shape, live: list[Any], config: list[Any], path: Path, kind: ListType, keys: tuple[str, ...]
-) -> list[Any]:
+def _merge_list(cursor: _Cursor, live: list[Any], config: list[Any], trail: Trail, diff: _Diff) -> list[Any]:
     """Merge two set or map lists element by element, in structured-merge-diff's order.
 
     Elements only in the live list keep their place; elements in both follow the configuration's
     order; new elements go where the configuration puts them relative to those. A live element that
     appears twice is replaced by the configured one.
     """
-    item_path = (*path, ITEM)
-    config_elements = [_element(shape, path, kind, keys, item, i) for i, item in enumerate(config)]
+    item_cursor = cursor.item()
+    config_elements = [cursor.element_of(item, i) for i, item in enumerate(config)]
     try:
-        live_elements = [_element(shape, path, kind, keys, item, i) for i, item in enumerate(live)]
+        live_elements = [cursor.element_of(item, i) for i, item in enumerate(live)]
     except _TypedError as error:
         error.message = "live object: " + error.message
         raise
@@ -297,6 +391,7 @@ def _merge_list(
     for element, item in zip(live_elements, live, strict=True):
         if element in present:
             duplicated.add(element)
+            diff.exact = False
         else:
             present[element] = item
     shared = [e for e in config_elements if e in present]
@@ -306,11 +401,18 @@ def _merge_list(
         return shared[shared_at] if shared_at < len(shared) else None
 
     def merged(element: str) -> Any:
-        base = _MISSING if element in duplicated else present.get(element, _MISSING)
+        order.append(element)
         value = configured[element]
-        return _copy(value) if base is _MISSING else _merge(shape, base, value, item_path)
+        if element in duplicated:
+            return _copy(value)
+        base = present.get(element, _MISSING)
+        if base is _MISSING:
+            diff.add(item_cursor, value, (trail, element))
+            return _copy(value)
+        return _merge(item_cursor, base, value, (trail, element), diff)
 
     out: list[Any] = []
+    order: list[str] = []
     done: set[str] = set()
     li = ci = 0
     while li < len(live) or ci < len(config):
@@ -330,6 +432,7 @@ def _merge_list(
         if li < len(live):
             element = live_elements[li]
             if element not in configured:
+                order.append(element)
                 out.append(_copy(live[li]))
                 li += 1
                 continue
@@ -343,100 +446,139 @@ def _merge_list(
             ci += 1
             if next_shared() == element:
                 shared_at += 1
+    if order != live_elements:
+        diff.reordered = True
     return out
 
 
 @dataclass
 class _Diff:
-    """What changed between two objects: added and removed paths (with every node under them) and changed leaves."""
+    """What changed between two objects: added and removed paths (with every node under them) and changed leaves.
+
+    ``reordered`` says that some set or map list holds its elements in another order or with
+    duplicates, which the three sets cannot show; ``exact`` is cleared by a merge that cannot
+    tell its difference exactly (live duplicates), so that it is compared instead. A merge with
+    no other owner to check leaves ``detailed`` off and only notes that something was added.
+    """
 
     added: FieldSet = field(default_factory=FieldSet)
     modified: FieldSet = field(default_factory=FieldSet)
     removed: FieldSet = field(default_factory=FieldSet)
+    reordered: bool = False
+    exact: bool = True
+    #: whether added subtrees are recorded path by path (only ``grew`` is set otherwise)
+    detailed: bool = True
+    grew: bool = False
+
+    def add(self, cursor: _Cursor, value: Any, trail: Trail) -> None:
+        if self.detailed:
+            _subtree(cursor, value, _node(self.added, trail))
+        else:
+            self.grew = True
+
+    def changed(self) -> bool:
+        return self.grew or not self.empty()
 
     def empty(self) -> bool:
         return self.added.empty() and self.modified.empty() and self.removed.empty()
 
     def filtered(self, keep: Callable[[FieldSet], FieldSet]) -> _Diff:
-        return _Diff(keep(self.added), keep(self.modified), keep(self.removed))
+        return _Diff(keep(self.added), keep(self.modified), keep(self.removed), self.reordered)
 
 
-def _compare(shape: _Shape, old: Obj, new: Obj) -> _Diff:
+def _compare(root: _Cursor, old: Obj, new: Obj) -> _Diff:
     diff = _Diff()
-    _compare_value(shape, old, new, (), (), diff)
+    _compare_value(root, old, new, None, diff)
     return diff
 
 
-def _node(root: FieldSet, prefix: tuple[str, ...]) -> FieldSet:
+def _node(root: FieldSet, trail: Trail) -> FieldSet:
     node = root
-    for element in prefix:
+    for element in _trail_path(trail):
         node = node.child(element)
     return node
 
 
-def _compare_value(shape: _Shape, old: Any, new: Any, path: Path, prefix: tuple[str, ...], diff: _Diff) -> None:
-    if isinstance(old, dict) and isinstance(new, dict):
-        if path and shape.map_atomic(path):
+def _compare_value(cursor: _Cursor, old: Any, new: Any, trail: Trail, diff: _Diff) -> None:
+    old_map, new_map = isinstance(old, dict), isinstance(new, dict)
+    if (old_map and (new_map or new is None)) or (new_map and old is None):
+        # a null map compares as an empty one: its entries change, the map itself does not
+        if cursor.atomic():
             if not json_equal(old, new):
-                diff.modified.insert(prefix)
+                diff.modified.insert(_trail_path(trail))
             return
+        old, new = old or {}, new or {}
         for name, value in old.items():
+            sub = cursor.field(name)
             other = new.get(name, _MISSING)
             if other is _MISSING:
-                _subtree(shape, value, (*path, name), _node(diff.removed, (*prefix, "f:" + name)))
+                _subtree(sub, value, _node(diff.removed, (trail, sub.element)))
+            elif type(value) is type(other) and type(value) in _SCALARS:
+                if value != other:
+                    diff.modified.insert(_trail_path((trail, sub.element)))
             else:
-                _compare_value(shape, value, other, (*path, name), (*prefix, "f:" + name), diff)
+                _compare_value(sub, value, other, (trail, sub.element), diff)
         for name, value in new.items():
             if name not in old:
-                _subtree(shape, value, (*path, name), _node(diff.added, (*prefix, "f:" + name)))
+                sub = cursor.field(name)
+                _subtree(sub, value, _node(diff.added, (trail, sub.element)))
         return
-    if isinstance(old, list) and isinstance(new, list):
-        kind, keys = shape.list_type(path)
+    old_list, new_list = isinstance(old, list), isinstance(new, list)
+    if (old_list and (new_list or new is None)) or (new_list and old is None):
+        kind, _ = cursor.list_type()
         if kind != "atomic":
-            item_path = (*path, ITEM)
-            before = _index(shape, old, path, kind, keys)
-            after = _index(shape, new, path, kind, keys)
+            item_cursor = cursor.item()
+            old, new = old or [], new or []
+            before = _index(cursor, old)
+            after = _index(cursor, new)
+            if len(before) != len(old) or len(after) != len(new) or list(before) != list(after):
+                diff.reordered = True
             for element, item in before.items():
                 other = after.get(element, _MISSING)
                 if other is _MISSING:
-                    _subtree(shape, item, item_path, _node(diff.removed, (*prefix, element)))
+                    _subtree(item_cursor, item, _node(diff.removed, (trail, element)))
                 else:
-                    _compare_value(shape, item, other, item_path, (*prefix, element), diff)
+                    _compare_value(item_cursor, item, other, (trail, element), diff)
             for element, item in after.items():
                 if element not in before:
-                    _subtree(shape, item, item_path, _node(diff.added, (*prefix, element)))
+                    _subtree(item_cursor, item, _node(diff.added, (trail, element)))
             return
-    if prefix and not json_equal(old, new):
-        diff.modified.insert(prefix)
+    if trail is not None and not json_equal(old, new):
+        diff.modified.insert(_trail_path(trail))
 
 
-def _index(shape: _Shape, items: list[Any], path: Path, kind: ListType, keys: tuple[str, ...]) -> dict[str, Any]:
+def _index(cursor: _Cursor, items: list[Any]) -> dict[str, Any]:
     """The elements of a set or map list by path element; the first of duplicates wins."""
     index: dict[str, Any] = {}
     for i, item in enumerate(items):
-        index.setdefault(_element(shape, path, kind, keys, item, i), item)
+        index.setdefault(cursor.element_of(item, i), item)
     return index
 
 
-def _subtree(shape: _Shape, value: Any, path: Path, node: FieldSet) -> None:
+def _subtree(cursor: _Cursor, value: Any, node: FieldSet) -> None:
     """Mark ``node`` and every field, element and leaf under it (``value`` was added or removed)."""
     node.member = True
     if isinstance(value, dict):
-        if not shape.map_atomic(path):
+        if not cursor.atomic():
             for name, sub in value.items():
-                _subtree(shape, sub, (*path, name), node.child("f:" + name))
+                field_cursor = cursor.field(name)
+                _subtree(field_cursor, sub, node.child(field_cursor.element))
     elif isinstance(value, list):
-        kind, keys = shape.list_type(path)
+        kind, _ = cursor.list_type()
         if kind != "atomic":
-            item_path = (*path, ITEM)
+            item_cursor = cursor.item()
             for i, item in enumerate(value):
-                _subtree(shape, item, item_path, node.child(_element(shape, path, kind, keys, item, i)))
+                _subtree(item_cursor, item, node.child(cursor.element_of(item, i)))
 
 
-def _remove(shape: _Shape, value: Any, remove: FieldSet, path: Path) -> Any:
-    """``value`` without the owned paths of ``remove`` (each with everything under it)."""
+def _remove(cursor: _Cursor, value: Any, remove: FieldSet) -> Any:
+    """``value`` without the owned paths of ``remove`` (each with everything under it).
+
+    A map or list that loses every entry this way becomes null, as in structured-merge-diff (so
+    kube-apiserver then refuses an apply that empties a field which may not be null).
+    """
     if isinstance(value, dict):
-        if not value or (path and shape.map_atomic(path)):
+        if not value or cursor.atomic():
             return value
         out: dict[str, Any] = {}
         for name, sub in value.items():
@@ -444,25 +586,25 @@ def _remove(shape: _Shape, value: Any, remove: FieldSet, path: Path) -> Any:
             if node is None:
                 out[name] = sub
             elif not node.member:
-                out[name] = _remove(shape, sub, node, (*path, name)) if node.children else sub
-        return out
+                out[name] = _remove(cursor.field(name), sub, node) if node.children else sub
+        return out or None
     if isinstance(value, list) and value:
-        kind, keys = shape.list_type(path)
+        kind, _ = cursor.list_type()
         if kind == "atomic":
             return value
-        item_path = (*path, ITEM)
+        item_cursor = cursor.item()
         kept: list[Any] = []
         for i, item in enumerate(value):
-            node = remove.children.get(_element(shape, path, kind, keys, item, i))
+            node = remove.children.get(cursor.element_of(item, i))
             if node is None:
                 kept.append(item)
             elif not node.member:
-                kept.append(_remove(shape, item, node, item_path) if node.children else item)
-        return kept
+                kept.append(_remove(item_cursor, item, node) if node.children else item)
+        return kept or None
     return value
 
 
-def _with_declared_parents(shape: _Shape, node: FieldSet, path: Path) -> FieldSet:
+def _with_declared_parents(cursor: _Cursor, node: FieldSet) -> FieldSet:
     """The set plus every declared field that leads to an owned path (``EnsureNamedFieldsAreMembers``).
 
     Owning ``.spec.replicas`` then also means owning ``.spec``, so that removing what a manager
@@ -472,29 +614,30 @@ def _with_declared_parents(shape: _Shape, node: FieldSet, path: Path) -> FieldSe
         return node
     children: dict[str, FieldSet] = {}
     for element, child in node.children.items():
-        sub = (*path, element[2:]) if element[0] == "f" else (*path, ITEM)
-        grown = _with_declared_parents(shape, child, sub)
-        if grown.children and not grown.member and element[0] == "f" and shape.declared(sub):
+        is_field = element[0] == "f"
+        sub = cursor.field(element[2:]) if is_field else cursor.item()
+        grown = _with_declared_parents(sub, child)
+        if grown.children and not grown.member and is_field and sub.declared():
             grown = FieldSet(True, grown.children)
         children[element] = grown
     return FieldSet(node.member, children)
 
 
-def _prune(shape: _Shape, merged: Obj, last: FieldSet, owned: FieldSet) -> Obj:
+def _prune(root: _Cursor, merged: Obj, last: FieldSet, owned: FieldSet) -> Obj:
     """Remove what the applier owned before and no manager owns now (``owned`` includes its new set).
 
     structured-merge-diff's three steps: drop everything last applied; add back whatever someone
     owns; then remove only what was last applied and did not come back, so fields nobody owns that
     the applier never had (defaults, for instance) stay.
     """
-    last_named = _with_declared_parents(shape, last, ())
-    owned_named = _with_declared_parents(shape, owned, ())
-    merged_set = _with_declared_parents(shape, _field_set(shape, merged, allow_duplicates=True), ())
-    dropped = _remove(shape, merged, last_named, ())
-    dropped_set = _with_declared_parents(shape, _field_set(shape, dropped, allow_duplicates=True), ())
-    restored = _remove(shape, merged, merged_set.difference(dropped_set.union(owned_named)), ())
-    restored_set = _with_declared_parents(shape, _field_set(shape, restored, allow_duplicates=True), ())
-    result: Obj = _remove(shape, merged, merged_set.difference(restored_set).intersection(last_named), ())
+    last_named = _with_declared_parents(root, last)
+    owned_named = _with_declared_parents(root, owned)
+    merged_set = _with_declared_parents(root, _field_set(root, merged, allow_duplicates=True))
+    dropped = _remove(root, merged, last_named)
+    dropped_set = _with_declared_parents(root, _field_set(root, dropped, allow_duplicates=True))
+    restored = _remove(root, merged, merged_set.difference(dropped_set.union(owned_named)))
+    restored_set = _with_declared_parents(root, _field_set(root, restored, allow_duplicates=True))
+    result: Obj = _remove(root, merged, merged_set.difference(restored_set).intersection(last_named))
     return result
 
 
@@ -533,18 +676,68 @@ class _Id:
         return text
 
 
-@dataclass
 class _Entry:
-    ident: _Id
-    api_version: str
-    fields: FieldSet
-    time: str | None
-    #: the entry as it came in, reused when nothing about it changed
-    raw: Mapping[str, Any] | None = None
+    """One managedFields entry; a stored entry's fields are decoded only when something needs them."""
+
+    __slots__ = ("_fields", "api_version", "ident", "raw", "time")
+
+    def __init__(
+        self,
+        ident: _Id,
+        api_version: str,
+        time: str | None,
+        *,
+        fields: FieldSet | None = None,
+        raw: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.ident = ident
+        self.api_version = api_version
+        self.time = time
+        self._fields = fields
+        #: the entry as stored, reused as it is while nothing about it changes
+        self.raw = raw
+
+    @property
+    def raw_fields(self) -> Any:
+        return (self.raw or {}).get("fieldsV1") or {}
+
+    @property
+    def fields(self) -> FieldSet:
+        if self._fields is None:
+            try:
+                self._fields = FieldSet.from_fields_v1(self.raw_fields)
+            except ValueError:
+                self._fields = FieldSet()
+        return self._fields
+
+    def empty(self) -> bool:
+        return (
+            self.fields.empty() if self._fields is not None or self.raw is None else not raw_owns_any(self.raw_fields)
+        )
+
+    def with_fields(self, fields: FieldSet) -> _Entry:
+        return _Entry(self.ident, self.api_version, self.time, fields=fields)
+
+    def without(self, lost: FieldSet) -> _Entry:
+        """This entry without the paths of ``lost``; itself when it owns none of them."""
+        if self.common(lost).empty():
+            return self
+        if self._fields is None and self.raw is not None:
+            raw = dict(self.raw)
+            raw["fieldsV1"] = raw_difference(self.raw_fields, lost)
+            return _Entry(self.ident, self.api_version, self.time, raw=raw)
+        return self.with_fields(self.fields.difference(lost))
+
+    def common(self, other: FieldSet) -> FieldSet:
+        """The paths this entry shares with ``other``."""
+        if self._fields is None:
+            return raw_intersection(self.raw_fields, other)
+        return self.fields.intersection(other)
 
     def encode(self) -> dict[str, Any]:
         if self.raw is not None:
-            return _copy(dict(self.raw))  # type: ignore[no-any-return]
+            copied: dict[str, Any] = pickle.loads(pickle.dumps(dict(self.raw), pickle.HIGHEST_PROTOCOL))
+            return copied
         entry: dict[str, Any] = {
             "manager": self.ident.manager,
             "operation": self.ident.operation,
@@ -585,13 +778,11 @@ def _decode(raw: Any) -> Managers:
         fields_type = item.get("fieldsType")
         if fields_type != "FieldsV1":
             raise _DecodeError(f"invalid fieldsType {fields_type!r} in managed fields entry {index}")
-        try:
-            fields = FieldSet.from_fields_v1(item.get("fieldsV1") or {})
-        except ValueError as error:
-            raise _DecodeError(str(error)) from None
+        if not isinstance(item.get("fieldsV1") or {}, dict):
+            raise _DecodeError(f"invalid fieldsV1 in managed fields entry {index}")
         time = item.get("time")
         ident = _Id.of(str(item.get("manager") or ""), operation, api_version, str(item.get("subresource") or ""))
-        managers[ident] = _Entry(ident, api_version, fields, time if isinstance(time, str) else None, item)
+        managers[ident] = _Entry(ident, api_version, time if isinstance(time, str) else None, raw=item)
     return managers
 
 
@@ -603,11 +794,13 @@ def _decode_or_empty(raw: Any) -> Managers:
 
 
 def _is_reset(raw: Any) -> bool:
-    """``managedFields: []`` or ``[{}]`` sent by a client: forget all ownership."""
+    """``managedFields: [{}]`` sent by a client: forget all ownership.
+
+    An empty list does not reset (it reads as "no managedFields sent"), as kube documents and does
+    for custom resources; its typed built-in kinds do take ``[]`` as a reset too.
+    """
     if not isinstance(raw, list):
         return False
-    if not raw:
-        return True
     return len(raw) == 1 and isinstance(raw[0], Mapping) and not any(v not in (None, "") for v in raw[0].values())
 
 
@@ -650,20 +843,23 @@ def _cap(managers: Managers) -> None:
         if ident == bucket:
             continue
         if bucket not in managers:
-            managers[bucket] = _Entry(bucket, entry.api_version, managers.pop(first).fields, None)
+            managers[bucket] = _Entry(bucket, entry.api_version, None, fields=managers.pop(first).fields)
         held = managers[bucket]
-        managers[bucket] = _Entry(bucket, entry.api_version, entry.fields.union(held.fields), entry.time)
+        managers[bucket] = _Entry(bucket, entry.api_version, entry.time, fields=entry.fields.union(held.fields))
         del managers[ident]
         count -= 1
 
 
-def _replace(entry: _Entry, fields: FieldSet) -> _Entry:
-    return entry if fields is entry.fields else _Entry(entry.ident, entry.api_version, fields, entry.time)
-
-
-def _drop_empty(managers: Managers) -> None:
-    for ident in [i for i, e in managers.items() if e.fields.empty()]:
-        del managers[ident]
+def _without(managers: Managers, lost: FieldSet) -> Managers:
+    """Every entry without the paths of ``lost``; entries left with nothing are dropped."""
+    if lost.empty():
+        return managers
+    result: Managers = {}
+    for ident, entry in managers.items():
+        kept = entry.without(lost)
+        if not kept.empty():
+            result[ident] = kept
+    return result
 
 
 # -- the two operations -------------------------------------------------------------------------
@@ -693,7 +889,7 @@ def _empty_like(obj: Obj) -> Obj:
 
 
 def _update(
-    shape: _Shape,
+    root: _Cursor,
     old: Obj,
     new: Obj,
     managers: Managers,
@@ -703,20 +899,16 @@ def _update(
     now: str,
 ) -> Managers:
     """Ownership after ``ident`` wrote ``new`` over ``old`` without apply."""
-    diff = _compare(shape, old, new)
+    diff = _compare(root, old, new)
     if diff.empty():
         return managers
     seen = diff.filtered(keep)
-    taken = seen.added.union(seen.modified).union(seen.removed)
-    result: Managers = {}
-    for other, entry in managers.items():
-        result[other] = _replace(entry, entry.fields.difference(taken)) if taken else entry
-    _drop_empty(result)
+    result = _without(managers, seen.added.union(seen.modified).union(seen.removed))
     changed = keep(diff.added.union(diff.modified)).difference(_STRIPPED)
     if not changed.empty():
         previous = result.get(ident)
         fields = changed if previous is None else changed.union(previous.fields)
-        result[ident] = _Entry(ident, api_version, fields, now)
+        result[ident] = _Entry(ident, api_version, now, fields=fields)
     return result
 
 
@@ -736,8 +928,8 @@ def record_update(
     ``old`` is the stored object (None on create; an object without ``metadata.uid`` also counts as
     a create, so a caller may pass the empty object of a built-in kind); ``new`` is the object as
     the client sent it, before the server adds its own fields, and with the ``metadata.managedFields``
-    the client sent: an absent or empty list keeps the stored ownership, ``[]`` or ``[{}]`` clears
-    it, any other valid list replaces it (as kube allows). Writes through a subresource always keep
+    the client sent: an absent or empty list keeps the stored ownership, ``[{}]`` clears it, any
+    other valid list replaces it (as kube allows). Writes through a subresource always keep
     the stored ownership. Never raises for the object's shape: when ownership cannot be computed,
     kube drops it, and so does this (``[]``).
     """
@@ -753,11 +945,10 @@ def record_update(
         managers = _decode_or_empty(sent) or stored
     if not managers and not creating:
         return []
-    shape = _Shape(types)
     ident = _Id.of(manager, UPDATE, api_version, subresource or "")
     before = _body(old) if old is not None else _empty_like(new)
     try:
-        managers = _update(shape, before, _body(new), managers, ident, api_version, keep, now)
+        managers = _update(_Cursor.root(types), before, _body(new), managers, ident, api_version, keep, now)
     except _TypedError:
         return []
     _cap(managers)
@@ -782,11 +973,11 @@ def apply(
     a kind with a status subresource, keeps live's ``status`` on the main resource and only takes
     ``status`` through the status subresource. Raises :class:`Conflict` for fields other managers
     own with other values unless ``force``; :class:`BadRequest` for a configuration that carries
-    ``managedFields`` or another apiVersion; :class:`ApiError` (500, as kube) for duplicate list
-    keys and other values that do not fit the kind's list types. Inputs are never modified.
+    ``managedFields`` or another apiVersion or kind; :class:`ApiError` (500, as kube) for duplicate
+    list keys and other values that do not fit the kind's list types. Inputs are never modified.
     """
     _check_config(config, api_version, live)
-    shape = _Shape(types)
+    root = _Cursor.root(types)
     keep = _ignored(subresource, has_status_subresource)
     ident = _Id.of(manager, APPLY, api_version, subresource or "")
     live_body = _body(live) if live is not None else _empty_like(config)
@@ -794,44 +985,49 @@ def apply(
     if live is not None and not managers:
         first = _Id.of(BEFORE_FIRST_APPLY, UPDATE, api_version, subresource or "")
         try:
-            managers = _update(shape, _empty_like(live_body), live_body, {}, first, api_version, keep, now)
+            managers = _update(root, _empty_like(live_body), live_body, {}, first, api_version, keep, now)
         except _TypedError as error:
             raise _typed_error("live", live_body, error) from None
     try:
-        applied = keep(_field_set(shape, config, allow_duplicates=False))
+        applied = keep(_field_set(root, config, allow_duplicates=False))
     except _TypedError as error:
         raise _typed_error("patch", config, error) from None
+    previous = managers.pop(ident, None)
+    mine = applied.difference(_STRIPPED)
+    kept = previous is not None and previous.raw is not None and raw_equal(previous.raw_fields, mine)
     try:
-        merged = _merge(shape, live_body, config, ())
-        previous = managers.pop(ident, None)
-        if previous is not None and not previous.fields.issubset(applied):
+        diff = _Diff(detailed=bool(managers))
+        merged = _merge(root, live_body, config, None, diff)
+        if previous is not None and not kept and not _raw_or_set_within(previous, applied):
             owned = applied
             for entry in managers.values():
                 owned = owned.union(entry.fields)
-            merged = _prune(shape, merged, previous.fields, owned)
-        diff = _compare(shape, live_body, merged).filtered(keep)
+            merged = _prune(root, merged, previous.fields, owned)
+            diff = _compare(root, live_body, merged)
+        elif not diff.exact:
+            diff = _compare(root, live_body, merged)
     except _TypedError as error:
         raise _typed_error("live", live_body, error) from None
-    touched = diff.added.union(diff.modified)
+    seen = diff.filtered(keep)
+    touched = seen.added.union(seen.modified)
     conflicts: dict[_Id, FieldSet] = {}
     if not touched.empty():
         for other, entry in managers.items():
-            common = entry.fields.intersection(touched)
+            common = entry.common(touched)
             if not common.empty():
                 conflicts[other] = common
     if conflicts and not force:
         raise _conflict(conflicts)
-    lost = touched.union(diff.removed)
-    if not lost.empty():
-        managers = {other: _replace(entry, entry.fields.difference(lost)) for other, entry in managers.items()}
-        _drop_empty(managers)
-    changed = not json_equal(live_body, merged)
-    time = now if changed else (previous.time if previous is not None else None)
-    mine = applied.difference(_STRIPPED)
+    managers = _without(managers, touched.union(seen.removed))
+    changed = diff.changed() or (diff.reordered and not json_equal(live_body, merged))
     if not mine.empty():
-        managers[ident] = _Entry(ident, api_version, mine, time)
+        if kept and not changed and previous is not None and previous.api_version == api_version:
+            managers[ident] = previous
+        else:
+            time = now if changed else (previous.time if previous is not None else None)
+            managers[ident] = _Entry(ident, api_version, time, fields=mine)
     _cap(managers)
-    result = _restrict(live_body, merged, subresource, has_status_subresource) if changed else _copy(live_body)
+    result = _restrict(live_body, merged, subresource, has_status_subresource) if changed else merged
     entries = _encode(managers)
     meta = result.setdefault("metadata", {})
     if entries:
@@ -839,6 +1035,13 @@ def apply(
     else:
         meta.pop("managedFields", None)
     return result
+
+
+def _raw_or_set_within(entry: _Entry, fields: FieldSet) -> bool:
+    """Whether everything ``entry`` owns is in ``fields`` (decoding the entry only if it already is)."""
+    if entry.raw is not None and entry._fields is None:
+        return raw_within(entry.raw_fields, fields)
+    return entry.fields.issubset(fields)
 
 
 def _restrict(live: Obj, merged: Obj, subresource: str | None, has_status_subresource: bool) -> Obj:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
@@ -53,8 +54,8 @@ class FieldSet:
     def child(self, element: str) -> FieldSet:
         """The node under ``element``, created when missing (only while building a set)."""
         node = self.children.get(element)
-        if node is None:
-            node = self.children[element] = FieldSet()
+        if node is None or node is LEAF:
+            node = self.children[element] = FieldSet(node is LEAF)
         return node
 
     def insert(self, path: Sequence[str]) -> None:
@@ -186,8 +187,16 @@ class FieldSet:
         return FieldSet(False, children)
 
 
+#: an owned path with nothing under it, shared by every set that has one (never modified:
+#: :meth:`FieldSet.child` replaces it before building under it)
+LEAF = FieldSet(True)
+_NOTHING = FieldSet()
+
+
 def _decode(raw: Mapping[str, Any], *, root: bool = False) -> FieldSet:
-    node = FieldSet(member=not root and (not raw or SELF in raw))
+    if not raw and not root:
+        return LEAF
+    node = FieldSet(member=not root and SELF in raw)
     for element, sub in raw.items():
         if element == SELF:
             continue
@@ -217,6 +226,89 @@ def _iterate(node: FieldSet, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...
             yield from _iterate(child, (*prefix, element))
 
 
+# -- the same operations on fieldsV1 as stored, without decoding it -----------------------------------
+#
+# A write usually touches a handful of paths while each entry owns hundreds: these walk only the
+# small side and leave the stored fieldsV1 as it is wherever nothing changes.
+
+
+def raw_owns_any(raw: Any) -> bool:
+    """Whether the fieldsV1 ``raw`` owns any path."""
+    return isinstance(raw, dict) and any(k != "." for k in raw)
+
+
+def raw_intersection(raw: Any, other: FieldSet) -> FieldSet:
+    """``other`` ∩ the set ``raw`` (fieldsV1) encodes, walking only ``other``."""
+    children: dict[str, FieldSet] = {}
+    if isinstance(raw, dict):
+        for element, node in other.children.items():
+            sub = raw.get(element)
+            if isinstance(sub, dict):
+                common = raw_intersection(sub, node) if node.children else _NOTHING
+                if node.member and (not sub or "." in sub):
+                    common = FieldSet(True, common.children)
+                if not common.empty():
+                    children[element] = common
+    return FieldSet(False, children)
+
+
+def raw_difference(raw: dict[str, Any], lost: FieldSet) -> dict[str, Any]:
+    """The fieldsV1 ``raw`` without the paths of ``lost``, in fieldsV1's own form; untouched parts are shared."""
+    out = dict(raw)
+    for element, node in lost.children.items():
+        sub = raw.get(element)
+        if not isinstance(sub, dict):
+            continue
+        owned = not sub or "." in sub
+        if node.member and owned:
+            sub = {k: v for k, v in sub.items() if k != "."}
+            owned = False
+        if node.children and sub:
+            sub = raw_difference(sub, node)
+        children = any(k != "." for k in sub)
+        if children:
+            out[element] = sub
+        elif owned:
+            out[element] = {}
+        else:
+            del out[element]
+    return out
+
+
+def raw_within(raw: Any, fields: FieldSet) -> bool:
+    """Whether every path ``raw`` (fieldsV1) owns is owned in ``fields``, without decoding it."""
+    if not isinstance(raw, dict):
+        return False
+    for element, sub in raw.items():
+        if element == ".":
+            continue
+        node = fields.children.get(element)
+        if node is None or not isinstance(sub, dict):
+            return False
+        if (not sub or "." in sub) and not node.member:
+            return False
+        if sub and not raw_within(sub, node):
+            return False
+    return True
+
+
+def raw_equal(raw: Any, fields: FieldSet) -> bool:
+    """Whether ``raw`` (fieldsV1) encodes exactly ``fields``."""
+    if not isinstance(raw, dict):
+        return False
+    count = 0
+    for element, sub in raw.items():
+        if element == ".":
+            continue
+        count += 1
+        node = fields.children.get(element)
+        if node is None or not isinstance(sub, dict) or (not sub or "." in sub) != node.member:
+            return False
+        if not raw_equal(sub, node):
+            return False
+    return count == len(fields.children)
+
+
 # -- path elements ------------------------------------------------------------------------------
 
 
@@ -226,6 +318,9 @@ def field_element(name: str) -> str:
 
 def key_element(key: Mapping[str, Any]) -> str:
     """The element of a list-map entry whose key fields are ``key`` (written in name order)."""
+    if len(key) == 1:
+        for name, value in key.items():
+            return "k:{" + go_json(name) + ":" + go_json(value) + "}"
     return "k:{" + ",".join(go_json(name) + ":" + go_json(key[name]) for name in sorted(key)) + "}"
 
 
@@ -294,6 +389,7 @@ def path_string(path: Sequence[str]) -> str:
 
 # -- Go's formatting of JSON values ---------------------------------------------------------------
 
+_NEEDS_ESCAPE = re.compile(r'["\\<>&]')
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -308,6 +404,8 @@ def go_json(value: Any) -> str:
     if isinstance(value, float):
         return _go_float(value)
     if isinstance(value, str):
+        if value.isascii() and value.isprintable() and _NEEDS_ESCAPE.search(value) is None:
+            return '"' + value + '"'
         text = json.dumps(value, ensure_ascii=False)
         if any(c in text for c in _HTML_ESCAPES):
             text = "".join(_HTML_ESCAPES.get(c, c) for c in text)

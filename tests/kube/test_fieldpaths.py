@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clusterclass.kube.fieldpaths import (
     FieldSet,
@@ -12,6 +14,11 @@ from clusterclass.kube.fieldpaths import (
     go_value_string,
     key_element,
     path_string,
+    raw_difference,
+    raw_equal,
+    raw_intersection,
+    raw_owns_any,
+    raw_within,
     value_element,
 )
 
@@ -101,3 +108,35 @@ def test_values_print_as_structured_merge_diff_prints_them_in_paths() -> None:
     assert go_value_string(1e-5) == "1e-05"
     assert go_value_string(2.5) == "2.5"
     assert go_quote('a"b\n\x01') == '"a\\"b\\n\\x01"'
+
+
+# -- the raw (fieldsV1) operations agree with the decoded ones ----------------------------------------
+
+ELEMENTS = ["f:a", "f:b", 'k:{"n":1}', 'v:"x"']
+
+
+@st.composite
+def field_sets(draw: st.DrawFn, depth: int = 3) -> FieldSet:
+    paths = draw(st.lists(st.lists(st.sampled_from(ELEMENTS), min_size=1, max_size=depth), max_size=8))
+    return FieldSet.of(*paths)
+
+
+@given(field_sets(), field_sets())
+def test_raw_operations_match_the_set_algebra(a: FieldSet, b: FieldSet) -> None:
+    raw = a.to_fields_v1()
+    assert raw_intersection(raw, b) == a.intersection(b)
+    assert raw_difference(raw, b) == a.difference(b).to_fields_v1()
+    assert raw_within(raw, b) == a.issubset(b)
+    assert raw_equal(raw, b) == (a == b)
+    assert raw_owns_any(raw) == (not a.empty())
+    assert FieldSet.from_fields_v1(raw) == a
+
+
+@given(field_sets(), field_sets())
+def test_set_algebra_laws(a: FieldSet, b: FieldSet) -> None:
+    assert a.union(b).issubset(a.union(b)) and a.issubset(a.union(b)) and b.issubset(a.union(b))
+    assert a.intersection(b) == b.intersection(a)
+    assert a.difference(b).intersection(b).empty()
+    assert a.difference(b).union(a.intersection(b)) == a
+    assert set(a.union(b).paths()) == set(a.paths()) | set(b.paths())
+    assert set(a.without(b).paths()) <= set(a.paths())
