@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -1195,3 +1196,36 @@ def test_parity_with_the_real_apiserver(real_crds: RealApiServer, real_namespace
                 sorted(json.dumps(c, sort_keys=True) for c in body["details"]["causes"]),
             )
             assert outcome(mine) == real, label
+
+
+def test_reads_follow_a_changed_schema_like_the_real_apiserver(
+    real_apiserver: RealApiServer, real_namespace: str, tmp_path: Path
+) -> None:
+    """A stored object is pruned and defaulted with the schema of the moment it is read (verified on 1.37.2)."""
+    crd = copy.deepcopy(WIDGET_CRD)
+    crd["metadata"]["name"] = "readers.test.example.com"
+    crd["spec"]["names"] = {"plural": "readers", "kind": "Reader"}
+    path = tmp_path / "reader.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    real_apiserver.install_crds([path])
+    base = f"/apis/test.example.com/v1/namespaces/{real_namespace}/readers"
+    obj = {**widget_obj({"name": "abc", "ratio": 1.5}, name="r1"), "kind": "Reader"}
+    obj["metadata"]["namespace"] = real_namespace
+    status, body = real_apiserver.request("POST", base, obj)
+    assert status == 201, body
+    spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    del spec_schema["properties"]["ratio"]
+    spec_schema["properties"]["added"] = {"type": "string", "default": "later"}
+    path.write_text(yaml.safe_dump(crd))
+    real_apiserver.install_crds([path])
+    deadline = time.monotonic() + 30
+    while True:  # the new schema reaches the custom resource handler shortly after the CRD update
+        status, served = real_apiserver.request("GET", f"{base}/r1")
+        assert status == 200, served
+        if "added" in served["spec"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    stored = copy.deepcopy(body)
+    parse_crd(crd).read(stored)
+    assert stored["spec"] == served["spec"]
+    assert served["spec"]["added"] == "later" and "ratio" not in served["spec"]
