@@ -44,6 +44,7 @@ from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.causes import Cause, GoText, go_json, invalid_error, to_causes
+from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import Node, Scale
 from clusterclass.kube.crdschema import VersionSchema, default_value_errors
 from clusterclass.kube.errors import BadRequest, Invalid
@@ -95,7 +96,7 @@ class CrdVersion:
     printer_columns: tuple[Mapping[str, Any], ...] = ()
 
     @property
-    def field_types(self) -> Any:
+    def field_types(self) -> SchemaFieldTypes:
         """The :class:`~clusterclass.kube.fieldtypes.FieldTypes` of this version, for server-side apply."""
         return self.schema.field_types
 
@@ -806,7 +807,6 @@ __all__ = [
     "KIND",
     "CrdInfo",
     "CrdVersion",
-    "ErrorType",
     "FieldValidation",
     "default_crd",
     "invalid_error",
