@@ -3,15 +3,16 @@
 Discovery lists each resource's singular name, short names (``kubectl get cl``) and categories
 (``kubectl get cluster-api``); ``kubectl get`` prints the columns of the Table the server renders.
 For a custom resource both come from its CustomResourceDefinition (``spec.names`` and the version's
-``additionalPrinterColumns``) when the store holds that CRD object; for the built-in kinds the store
-serves they are kube-apiserver's own (``ns``, ``cm``, ``ev``; a ConfigMap's DATA column...). Any
-other kind gets what kube-apiserver gives a CRD without printer columns: NAME and AGE.
+``additionalPrinterColumns``): the parsed one the store serves the kind from, or else the stored CRD
+object. For the built-in kinds the store serves they are kube-apiserver's own (``ns``, ``cm``,
+``ev``; a ConfigMap's DATA column...). Any other kind gets what kube-apiserver gives a CRD without
+printer columns: NAME and AGE.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -173,20 +174,35 @@ def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
     builtin = BUILTIN.get((info.group, info.kind))
     if builtin is not None:
         return builtin
+    schema = getattr(info, "schema", None)  # the parsed CRD, when the store serves the kind from one
+    if schema is not None:
+        served = schema.versions.get(version)
+        return Description(
+            schema.singular or info.kind.lower(),
+            tuple(schema.short_names),
+            tuple(schema.categories),
+            _columns(served.printer_columns if served is not None else ()),
+        )
     crd = _crd(store, info)
     if crd is None:
         return Description(info.kind.lower(), columns=(AGE,))
     names = dig(crd, "spec", "names") or {}
-    columns: list[Column | None] = []
-    for served in dig(crd, "spec", "versions") or []:
-        if isinstance(served, dict) and served.get("name") == version:
-            columns = [_printer_column(column) for column in served.get("additionalPrinterColumns") or []]
+    specs: list[Any] = []
+    for served_version in dig(crd, "spec", "versions") or []:
+        if isinstance(served_version, dict) and served_version.get("name") == version:
+            specs = list(served_version.get("additionalPrinterColumns") or [])
     return Description(
         str(names.get("singular") or info.kind.lower()),
         tuple(str(name) for name in names.get("shortNames") or []),
         tuple(str(name) for name in names.get("categories") or []),
-        tuple(column for column in columns if column is not None) or (AGE,),
+        _columns(specs),
     )
+
+
+def _columns(specs: Any) -> tuple[Column, ...]:
+    """The columns of a CRD version's ``additionalPrinterColumns``; AGE alone when it has none."""
+    columns = [_printer_column(spec) for spec in specs if isinstance(spec, Mapping)]
+    return tuple(column for column in columns if column is not None) or (AGE,)
 
 
 def _crd(store: MemoryStore, info: KindInfo) -> Obj | None:
@@ -198,7 +214,7 @@ def _crd(store: MemoryStore, info: KindInfo) -> Obj | None:
         return None
 
 
-def _printer_column(spec: Obj) -> Column | None:
+def _printer_column(spec: Mapping[str, Any]) -> Column | None:
     path = str(spec.get("jsonPath") or "")
     try:
         jsonpath.compile_path(path)

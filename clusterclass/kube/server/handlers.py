@@ -22,18 +22,21 @@ Watches are answered by :mod:`.watch`.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.errors import BadRequest, Conflict, Invalid, NotFound, make_status
+from clusterclass.kube.errors import ApiError, BadRequest, Conflict, Invalid, NotFound, make_status
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.server import fieldselector, tables
 from clusterclass.kube.server.catalog import describe
 from clusterclass.kube.server.negotiation import Choice, negotiate
 from clusterclass.kube.server.options import (
+    FieldValidation,
     WriteOptions,
     decode_body,
     decode_yaml,
@@ -45,6 +48,21 @@ from clusterclass.kube.server.patches import apply_patch, decode_json, is_builti
 from clusterclass.kube.server.paths import Target
 from clusterclass.kube.server.responses import json_response, method_not_allowed, not_found, success
 from clusterclass.kube.server.watchstream import serve_watch
+
+
+class StoreWrite(Protocol):
+    """The shape shared by the store's create, update and update_status."""
+
+    def __call__(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation = "Warn",
+        warnings: list[str] | None = None,
+    ) -> Obj: ...
+
 
 #: kinds whose update creates the object when it does not exist (their registry strategy allows it)
 CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "Lease"), ("", "Event")})
@@ -171,18 +189,37 @@ class ResourceHandlers:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    async def _body_object(self, request: web.Request, target: Target, options: WriteOptions) -> Obj:
+    async def _body_object(self, request: web.Request, target: Target) -> tuple[Obj, list[str]]:
+        """The object in the body, checked against the path, and the paths of fields it gives twice."""
         decoded, duplicates = decode_body(await request.read(), request.headers.get("Content-Type"), kind=target.kind)
-        obj = self._checked_object(decoded, target)
-        if duplicates and options.field_validation != "Ignore":
-            problems = [f'duplicate field "{path}"' for path in duplicates]
-            if options.field_validation == "Strict":
-                raise BadRequest.new(
-                    f'{target.kind} in version "{target.version}" cannot be handled as a {target.kind}: '
-                    f"strict decoding error: {', '.join(problems)}"
-                )
+        return self._checked_object(decoded, target), duplicates
+
+    def _write(self, write: StoreWrite, target: Target, obj: Obj, options: WriteOptions, duplicates: list[str]) -> Obj:
+        """``write`` (the store's create, update or update_status) with field validation as kube-apiserver does it.
+
+        The store prunes unknown fields and reports them (``Warn``) or refuses them (``Strict``); fields
+        given twice are the front's to find. Under ``Strict`` both kinds of problem are reported in
+        one error, duplicates first, as kube-apiserver words it.
+        """
+        problems = [f'duplicate field "{path}"' for path in duplicates]
+        if problems and options.field_validation == "Strict":
+            unknown: list[str] = []
+            with contextlib.suppress(ApiError):
+                write(copy.deepcopy(obj), dry_run=True, field_validation="Warn", warnings=unknown)
+            problems += [warning for warning in unknown if warning.startswith("unknown field")]
+            raise BadRequest.new(
+                f'{target.kind} in version "{target.version}" cannot be handled as a {target.kind}: '
+                f"strict decoding error: {', '.join(problems)}"
+            )
+        if options.field_validation == "Warn":
             options.warnings.extend(problems)
-        return obj
+        return write(
+            obj,
+            dry_run=options.dry_run,
+            field_manager=options.field_manager,
+            field_validation=options.field_validation,
+            warnings=options.warnings,
+        )
 
     def _checked_object(self, decoded: Any, target: Target) -> Obj:
         """The body object with the path's namespace (and name); an error when it is of another kind.
@@ -264,22 +301,21 @@ class ResourceHandlers:
         if target.info.namespaced and target.namespace is None:
             raise method_not_allowed()
         options = write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
-        obj = await self._body_object(request, target, options)
-        created = self.store.create(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+        obj, duplicates = await self._body_object(request, target)
+        created = self._write(self.store.create, target, obj, options, duplicates)
         return _write_response(created, options, status=201)
 
     async def update(self, request: web.Request, target: Target) -> web.Response:
         options = write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
-        obj = await self._body_object(request, target, options)
+        obj, duplicates = await self._body_object(request, target)
         if target.subresource == "status":
-            updated = self.store.update_status(obj, dry_run=options.dry_run, field_manager=options.field_manager)
-            return _write_response(updated, options)
+            return _write_response(self._write(self.store.update_status, target, obj, options, duplicates), options)
         try:
-            updated = self.store.update(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+            updated = self._write(self.store.update, target, copy.deepcopy(obj), options, duplicates)
         except NotFound:
             if (target.info.group, target.kind) not in CREATE_ON_UPDATE or obj["metadata"].get("resourceVersion"):
                 raise
-            created = self.store.create(obj, dry_run=options.dry_run, field_manager=options.field_manager)
+            created = self._write(self.store.create, target, obj, options, duplicates)
             return _write_response(created, options, status=201)
         return _write_response(updated, options)
 
@@ -319,11 +355,9 @@ class ResourceHandlers:
             patched = self._checked_object(patched, target)
             if not pinned:
                 patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            write = self.store.update_status if status else self.store.update
+            write: StoreWrite = self.store.update_status if status else self.store.update
             try:
-                return _write_response(
-                    write(patched, dry_run=options.dry_run, field_manager=options.field_manager), options
-                )
+                return _write_response(self._write(write, target, patched, options, []), options)
             except Conflict:
                 if pinned or attempt == PATCH_RETRIES - 1:
                     raise

@@ -75,7 +75,8 @@ def user_agent_manager(user_agent: str | None) -> str:
 class WriteOptions:
     dry_run: bool = False
     field_manager: str | None = None
-    field_validation: FieldValidation = "Strict"
+    #: kube-apiserver's default when the request does not say is Warn (kubectl always says Strict)
+    field_validation: FieldValidation = "Warn"
     #: None when the request did not say (only apply may)
     force: bool | None = None
     warnings: list[str] = field(default_factory=list)
@@ -93,7 +94,7 @@ def write_options(
         raise invalid_option(
             options, "fieldManager", "FieldValueRequired", "Required value: is required for apply patch"
         )
-    validation = query.get("fieldValidation") or "Strict"
+    validation = query.get("fieldValidation") or "Warn"
     if validation not in ("Ignore", "Warn", "Strict"):
         detail = f'Unsupported value: "{validation}": supported values: "", "Ignore", "Strict", "Warn"'
         raise invalid_option(options, "fieldValidation", "FieldValueNotSupported", detail)
