@@ -970,3 +970,11 @@ def test_a_map_or_list_whose_every_entry_is_pruned_becomes_null_and_its_owner_ke
         ("b", "Apply", None, {"f:spec": {"f:free": {}}}),
         ("a", "Apply", T3, {"f:spec": {"f:tags": {'v:"x"': {}}}}),
     ]
+
+
+def test_reordering_list_elements_is_a_change_that_renews_the_time() -> None:
+    items = [{"name": "a", "port": 1}, {"name": "b", "port": 2}]
+    live = w_apply(None, widget("r1", {"tags": ["a", "b"], "items": items}), "a", T1)
+    after = w_apply(live, widget("r1", {"tags": ["b", "a"], "items": items[::-1]}), "a", T2)
+    assert after["spec"] == {"tags": ["b", "a"], "items": items[::-1]}
+    assert entries(after)[0][2] == T2
