@@ -210,14 +210,20 @@ def test_field_selectors() -> None:
     assert fieldselector.parse("metadata.namespace!=default", CLUSTERS).matches(obj) is False
     assert fieldselector.parse("metadata.name==x,metadata.namespace=default", CLUSTERS).matches(obj) is False
     assert fieldselector.parse("", CLUSTERS).empty
-    with pytest.raises(BadRequest, match="field label not supported: spec.x"):
+    with pytest.raises(BadRequest, match=r"^field label not supported: spec\.x$"):
         fieldselector.parse("spec.x=1", CLUSTERS)
     with pytest.raises(BadRequest, match="can't understand"):
         fieldselector.parse("metadata.name", CLUSTERS)
 
 
 def test_accept_negotiation() -> None:
-    kubectl_get = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+    kubectl_get = ",".join(
+        [
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+            "application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+            "application/json",
+        ]
+    )
     assert negotiate(kubectl_get, table=True).representation == "table"
     assert negotiate(kubectl_get).representation == "json"  # endpoints that serve no tables fall back
     assert negotiate(None).representation == "json"
