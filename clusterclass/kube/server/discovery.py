@@ -58,7 +58,15 @@ def _verbs(info: KindInfo) -> list[str]:
 
 
 def _subresources(info: KindInfo) -> list[str]:
-    return ["status"] if info.status_subresource else []
+    return (["status"] if info.status_subresource else []) + (["scale"] if _has_scale(info) else [])
+
+
+def _has_scale(info: KindInfo) -> bool:
+    return bool(getattr(info, "scale_subresource", False))
+
+
+#: what the scale subresource answers with
+SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 
 
 def api_versions(address: str) -> dict[str, Any]:
@@ -110,15 +118,16 @@ def api_resource_list(store: MemoryStore, group: str, version: str) -> dict[str,
             resource["categories"] = list(described.categories)
         resources.append(resource)
         for subresource in _subresources(info):
-            resources.append(
-                {
-                    "name": f"{info.plural}/{subresource}",
-                    "singularName": "",
-                    "namespaced": info.namespaced,
-                    "kind": info.kind,
-                    "verbs": SUBRESOURCE_VERBS,
-                }
-            )
+            entry: dict[str, Any] = {
+                "name": f"{info.plural}/{subresource}",
+                "singularName": "",
+                "namespaced": info.namespaced,
+                "kind": info.kind,
+                "verbs": SUBRESOURCE_VERBS,
+            }
+            if subresource == "scale":
+                entry.update(SCALE_KIND)
+            resources.append(entry)
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
 
@@ -167,7 +176,11 @@ def _resource_discovery(store: MemoryStore, info: KindInfo, version: str) -> dic
     if described.categories:
         entry["categories"] = list(described.categories)
     subresources = [
-        {"subresource": subresource, "responseKind": response_kind, "verbs": SUBRESOURCE_VERBS}
+        {
+            "subresource": subresource,
+            "responseKind": SCALE_KIND if subresource == "scale" else response_kind,
+            "verbs": SUBRESOURCE_VERBS,
+        }
         for subresource in _subresources(info)
     ]
     if subresources:

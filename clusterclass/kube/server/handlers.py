@@ -31,12 +31,15 @@ from aiohttp import web
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, Invalid, NotFound, make_status
+from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.mergepatch import merge_patch
 from clusterclass.kube.server import fieldselector, tables
 from clusterclass.kube.server.catalog import describe
 from clusterclass.kube.server.negotiation import Choice, negotiate
 from clusterclass.kube.server.options import (
     FieldValidation,
+    OptionsKind,
     WriteOptions,
     decode_body,
     decode_yaml,
@@ -46,7 +49,14 @@ from clusterclass.kube.server.options import (
 )
 from clusterclass.kube.server.patches import apply_patch, decode_json, is_builtin, patch_kind
 from clusterclass.kube.server.paths import Target
-from clusterclass.kube.server.responses import json_response, method_not_allowed, not_found, success
+from clusterclass.kube.server.responses import (
+    json_response,
+    method_not_allowed,
+    not_found,
+    success,
+    unsupported_media_type,
+)
+from clusterclass.kube.server.scale import as_scale, scale_paths, scaled
 from clusterclass.kube.server.watchstream import serve_watch
 
 
@@ -106,6 +116,8 @@ class ResourceHandlers:
 
     async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
+        if target.subresource == "scale" and target.name is not None:
+            return await self.scale(request, target)
         if target.subresource not in (None, "status"):
             raise not_found()
         if target.subresource == "status" and not target.info.status_subresource:
@@ -361,6 +373,41 @@ class ResourceHandlers:
             except Conflict:
                 if pinned or attempt == PATCH_RETRIES - 1:
                     raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def scale(self, request: web.Request, target: Target) -> web.Response:
+        """The scale subresource (:mod:`.scale`): GET, PUT and merge or JSON PATCH of an autoscaling/v1 Scale."""
+        assert target.name is not None
+        paths = scale_paths(target.info, target.version)
+        if request.method == "GET":
+            current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+            return json_response(as_scale(current, paths))
+        if request.method not in ("PUT", "PATCH"):
+            raise method_not_allowed()
+        options_kind: OptionsKind = "UpdateOptions" if request.method == "PUT" else "PatchOptions"
+        kind = patch_kind(request.headers.get("Content-Type", ""), target.info) if request.method == "PATCH" else None
+        if kind not in (None, "merge", "json"):
+            raise unsupported_media_type(
+                request.headers.get("Content-Type", ""), ["application/json-patch+json", "application/merge-patch+json"]
+            )
+        options = write_options(request.query, request.headers.get("User-Agent"), options_kind)
+        body = decode_json(await request.read(), "patch" if kind else "the request body")
+        for attempt in range(PATCH_RETRIES):
+            current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
+            wanted = body
+            if kind == "merge":
+                wanted = merge_patch(as_scale(current, paths), body)
+            elif kind == "json":
+                wanted = apply_json_patch(as_scale(current, paths), body)
+            updated = scaled(current, wanted, paths)
+            pinned = updated["metadata"]["resourceVersion"] != current["metadata"]["resourceVersion"]
+            try:
+                written = self._write(self.store.update, target, updated, options, [])
+            except Conflict:
+                if pinned or attempt == PATCH_RETRIES - 1:
+                    raise
+                continue
+            return _write_response(as_scale(written, paths), options)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _apply(self, target: Target, body: bytes, options: WriteOptions) -> web.Response:

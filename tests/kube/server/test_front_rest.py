@@ -342,3 +342,53 @@ async def test_version_and_health(api: Api, path: str) -> None:
     assert status == 200
     if path == "/version":
         assert (body["major"], body["minor"]) == ("1", "37")
+
+
+# -- scale -------------------------------------------------------------------------------------------
+
+MD = "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machinedeployments"
+
+
+def machine_deployment(name: str, replicas: int) -> dict[str, Any]:
+    template = {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {
+            "clusterName": "c1",
+            "bootstrap": {"dataSecretName": "x"},
+            "infrastructureRef": {"kind": "X", "name": "y"},
+        },
+    }
+    spec = {"clusterName": "c1", "replicas": replicas, "selector": {"matchLabels": {"a": "b"}}, "template": template}
+    return {"apiVersion": CAPI, "kind": "MachineDeployment", "metadata": {"name": name}, "spec": spec}
+
+
+async def test_scale_subresource(api: Api) -> None:
+    _, created = await api.call("POST", MD, machine_deployment("md1", 2))
+    status, scale = await api.call("GET", f"{MD}/md1/scale")
+    assert status == 200
+    assert scale == {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            key: created["metadata"][key]
+            for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+        },
+        "spec": {"replicas": 2},
+        "status": {"replicas": 0},
+    }
+    status, patched = await api.call(
+        "PATCH", f"{MD}/md1/scale", {"spec": {"replicas": 5}}, content_type="application/merge-patch+json"
+    )
+    assert (status, patched["spec"]) == (200, {"replicas": 5})
+    assert (await api.call("GET", f"{MD}/md1"))[1]["spec"]["replicas"] == 5
+    status, body = await api.call("PUT", f"{MD}/md1/scale", scale)  # scale still has the old resourceVersion
+    assert (status, body["reason"]) == (409, "Conflict")
+    status, replaced = await api.call("PUT", f"{MD}/md1/scale", {**patched, "spec": {"replicas": 1}})
+    assert (status, replaced["spec"]) == (200, {"replicas": 1})
+    assert (await api.call("GET", f"{CL}/c1/scale"))[0] == 404  # Cluster has no scale subresource
+
+
+async def test_scale_in_discovery(api: Api) -> None:
+    _, resources = await api.call("GET", "/apis/cluster.x-k8s.io/v1beta1")
+    scale = next(resource for resource in resources["resources"] if resource["name"] == "machinedeployments/scale")
+    assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
