@@ -49,20 +49,20 @@ import functools
 import marshal
 import os
 import random
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any, Literal, NoReturn
 
-import yaml
-
+from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj, split_api_version
+from clusterclass.kube import memory_builtins as builtins
+from clusterclass.kube.causes import invalid_error, to_causes
 from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
+from clusterclass.kube.crds import CrdInfo, load_bundled_crds, parse_crd
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -75,7 +75,14 @@ from clusterclass.kube.errors import (
 )
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.json_patch import apply_json_patch
+from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
 from clusterclass.kube.mergepatch import merge_patch
+from clusterclass.kube.objectmeta import (
+    dns1123_label_errors,
+    finalizer_warnings,
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from clusterclass.kube.persistence import SqliteState
 from clusterclass.kube.selectors import SelectorError, as_selector
 from clusterclass.kube.watch import (
@@ -96,11 +103,6 @@ CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"
 #: the finalizer kube-apiserver puts on a deleted CRD until its custom resources are gone
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-#: the ``spec.finalizers`` entry the namespace controller removes once a deleted namespace is empty
-NAMESPACE_FINALIZER = "kubernetes"
-
-#: the label kube-apiserver keeps on every Namespace, with its name
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 #: plurals the simple English rules of :func:`plural_of` get wrong
 PLURAL_OVERRIDES = {"Endpoints": "endpoints"}
@@ -134,6 +136,10 @@ class KindInfo:
     crd: str = ""
     #: whether an update without ``metadata.resourceVersion`` is allowed (built-in kinds; never custom resources)
     unconditional_update: bool = False
+    #: whether some served version has a ``scale`` subresource
+    scale_subresource: bool = False
+    #: the parsed CRD (schemas for decoding, defaulting, validation, field types); None for built-in kinds
+    schema: CrdInfo | None = field(default=None, compare=False, repr=False)
 
     @property
     def resource(self) -> str:
@@ -156,22 +162,11 @@ BUILTIN_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     (CRD_API_VERSION, CRD_KIND, False, True, True),
 )
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN_MESSAGE = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_LABEL_MESSAGE = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
-    "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
 #: the alphabet of apiserver's generateName suffixes (no vowels, no confusable characters)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 
+#: the ``Warning`` texts a write sends
+Warnings = list[str]
 #: (group, kind, namespace, name); namespace "" for cluster-scoped kinds
 Key = tuple[str, str, str, str]
 KindKey = tuple[str, str]
@@ -179,6 +174,7 @@ KindKey = tuple[str, str]
 NameKey = tuple[str, str]
 
 _NAMESPACE: KindKey = ("", "Namespace")
+_EVENT: KindKey = ("", "Event")
 _CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
 
 
@@ -329,6 +325,7 @@ class MemoryStore:
         with self._writing():
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
             now = _rfc3339(self._clock())
+            parsed = _bundled_crd_infos()
             for crd in bundled_crds():
                 name = crd["metadata"]["name"]
                 installed = {
@@ -342,7 +339,7 @@ class MemoryStore:
                     "spec": _defaulted_crd_spec(crd["spec"]),
                 }
                 self._put(self._kinds[_CRD], installed, bump=False)
-                self._install_crd(installed, bump=False)
+                self._install_crd(installed, parsed[name], bump=False)
 
     def close(self) -> None:
         """End every watch and close the state file; the store is not used afterwards."""
@@ -393,12 +390,29 @@ class MemoryStore:
         kind_key = (info.group, info.kind)
         if kind_key not in self._kinds:
             self._hub.history(kind_key)  # the watch window of a new kind starts now
+        before = self._kinds.get(kind_key)
         if self._transaction is not None:
-            self._transaction.kinds_before.append((kind_key, self._kinds.get(kind_key)))
+            self._transaction.kinds_before.append((kind_key, before))
         self._kinds[kind_key] = info
+        if info.schema is not None and before is not None and before.schema is not info.schema:
+            self._reread(kind_key, info.schema)
         self._objects.setdefault(kind_key, {})
         self._gc.kinds_changed()
         return info
+
+    def _reread(self, kind_key: KindKey, schema: CrdInfo) -> None:
+        """Stored objects as reads now serve them: pruned and defaulted with a changed CRD's schema.
+
+        kube-apiserver applies the current schema on every read from etcd; the memory store applies
+        it once, when the schema changes (and on start), without a write: no resourceVersion, no event.
+        """
+        bucket = self._objects.get(kind_key) or {}
+        for name_key, obj in list(bucket.items()):
+            fresh = schema.read(_stored_copy(obj))
+            if fresh != obj:
+                bucket[name_key] = fresh
+                if self._transaction is not None:
+                    self._transaction.undo.append((kind_key, name_key, obj))
 
     def kinds(self) -> list[KindInfo]:
         """Every registered kind, by group and kind."""
@@ -420,9 +434,11 @@ class MemoryStore:
         """Discovery: how ``kind`` is served in ``api_version``; NotFound when it is not."""
         with self._lock:
             info = self.kind_info(api_version, kind)
-            return Resource.of(
-                api_version, kind, info.plural, namespaced=info.namespaced, status=info.status_subresource
-            )
+            group, version = split_api_version(api_version)
+            subresources = {"status"} if info.status_subresource else set()
+            if info.scale_subresource:
+                subresources.add("scale")
+            return Resource(group, version, kind, info.plural, info.namespaced, frozenset(subresources))
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -435,7 +451,7 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             stored = self._stored(info, self._namespace(info, namespace), name)
-            return _served(stored, api_version)
+            return _served(stored, api_version, info.schema)
 
     def list(
         self,
@@ -455,7 +471,7 @@ class MemoryStore:
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
-                _served(obj, api_version)
+                _served(obj, api_version, info.schema)
                 for (obj_namespace, _), obj in sorted(bucket.items())
                 if (not wanted or obj_namespace == wanted) and selector.matches(obj["metadata"].get("labels"))
             ]
@@ -498,6 +514,7 @@ class MemoryStore:
                 current_objects=lambda: ((key[0], bucket[key]) for key in sorted(bucket)),
                 bookmarks=bookmarks,
                 timeout_seconds=timeout_seconds,
+                serve=functools.partial(_served_at, schema=info.schema),
             )
 
     def watch_count(self) -> int:
@@ -530,10 +547,25 @@ class MemoryStore:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    def create(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
+    def create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
+    ) -> Obj:
+        """Create ``obj`` (``metadata.generateName`` names it when it has no name); the object as stored.
+
+        ``field_validation`` is kube-apiserver's ``fieldValidation`` for unknown fields (``Strict``
+        refuses them; ``Warn``, the default, drops them and reports each); the warnings a write sends
+        (unknown fields, finalizer names without a domain) are appended to ``warnings`` when given.
+        """
         with self._lock:
             api_version, info = self._object_kind(obj)
             new = json_copy(obj)
+            found = self._decode(info, new, api_version, field_validation)
             meta = new["metadata"]
             namespace = self._namespace(info, meta.get("namespace"), what="the object")
             if info.namespaced:
@@ -546,8 +578,6 @@ class MemoryStore:
             self._check_kind_open(info, name)
             if info.namespaced:
                 self._check_namespace_open(info, namespace, name)
-            if (namespace, name) in self._objects[(info.group, info.kind)]:
-                raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
             for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
                 meta.pop(system_field, None)
             meta["uid"] = self._new_uid()
@@ -558,24 +588,51 @@ class MemoryStore:
                 new.pop("status", None)
             kind_key = (info.group, info.kind)
             if kind_key == _NAMESPACE:
-                _prepare_namespace(new)
-            elif kind_key == _CRD:
-                self._prepare_crd(new, None)
+                builtins.prepare_namespace(new)
+            self._validate(info, new, None, api_version)
+            crd_info = self._prepare_crd(new, None) if kind_key == _CRD else None
+            if (namespace, name) in self._objects[kind_key]:
+                raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
+            if warnings is not None:
+                warnings.extend(found)
+                warnings.extend(finalizer_warnings(new))
             if dry_run:
                 return _served(new, api_version)
             with self._writing():
                 self._put(info, new)
-                if kind_key == _CRD:
-                    self._install_crd(new)
+                if crd_info is not None:
+                    self._install_crd(new, crd_info)
             return _served(new, api_version)
 
-    def update(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
+    def update(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
+    ) -> Obj:
+        """Replace the object (see :meth:`create` for ``field_validation`` and ``warnings``)."""
         with self._lock:
-            return self._update(obj, status_only=False, dry_run=dry_run)
+            return self._update(
+                obj, status_only=False, dry_run=dry_run, field_validation=field_validation, warnings=warnings
+            )
 
-    def update_status(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
+    def update_status(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
+    ) -> Obj:
+        """Replace only the ``status`` of the object (the status subresource)."""
         with self._lock:
-            return self._update(obj, status_only=True, dry_run=dry_run)
+            return self._update(
+                obj, status_only=True, dry_run=dry_run, field_validation=field_validation, warnings=warnings
+            )
 
     def patch(
         self,
@@ -602,7 +659,7 @@ class MemoryStore:
             if status and not info.status_subresource:
                 raise NotFound.new("the server could not find the requested resource")
             namespace = self._namespace(info, namespace)
-            current = _served(self._stored(info, namespace, name), api_version)
+            current = _served(self._stored(info, namespace, name), api_version, info.schema)
             if patch_type == "merge":
                 if not isinstance(patch, dict):
                     raise BadRequest.new("the merge patch must be a JSON object")
@@ -709,20 +766,31 @@ class MemoryStore:
                     )
             if dry_run:
                 marked = self._marked_for_deletion(info, stored, propagation_policy)
-                return None if marked is None else _served(marked, api_version)
+                return None if marked is None else _served(marked, api_version, info.schema)
             with self._writing():
                 marked = self._delete_object(info, stored, propagation_policy)
-            return None if marked is None else _served(marked, api_version)
+            return None if marked is None else _served(marked, api_version, info.schema)
 
     # -- internals: writes ---------------------------------------------------------------------------
 
-    def _update(self, obj: Obj, *, status_only: bool, dry_run: bool, patched: bool = False) -> Obj:
+    def _update(
+        self,
+        obj: Obj,
+        *,
+        status_only: bool,
+        dry_run: bool,
+        patched: bool = False,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
+    ) -> Obj:
         """Update (or, ``patched``, store a patched copy of) the object; the uid is a precondition of an update."""
         api_version, info = self._object_kind(obj)
         if status_only and not info.status_subresource:
             raise NotFound.new("the server could not find the requested resource")
         kind_key = (info.group, info.kind)
-        meta = obj["metadata"]
+        incoming = json_copy(obj)
+        found = self._decode(info, incoming, api_version, field_validation)
+        meta = incoming["metadata"]
         name = str(meta.get("name") or "")
         if not name:
             raise BadRequest.new("resource name may not be empty")
@@ -731,18 +799,15 @@ class MemoryStore:
         old_meta = old["metadata"]
         wanted_version = meta.get("resourceVersion")
         wanted_uid = meta.get("uid")
-        if wanted_uid and wanted_uid != old_meta["uid"] and patched:
-            self._raise_invalid(
-                info, name, "metadata.uid", "FieldValueInvalid",
-                f"Invalid value: {_go_quote(wanted_uid)}: field is immutable",
-            )  # fmt: skip
-        if wanted_uid and wanted_uid != old_meta["uid"]:
+        if wanted_uid and wanted_uid != old_meta["uid"] and not patched:
             raise Conflict.new(
                 f'Operation cannot be fulfilled on {info.resource} "{name}": Precondition failed: '
                 f"UID in precondition: {wanted_uid}, UID in object meta: {old_meta['uid']}",
                 details=self._details(info, name),
             )
         if not wanted_version and not info.unconditional_update:
+            if info.schema is not None:
+                raise info.schema.resource_version_required(name)
             self._raise_invalid(
                 info, name, "metadata.resourceVersion", "FieldValueInvalid",
                 "Invalid value: 0x0: must be specified for an update",
@@ -756,16 +821,20 @@ class MemoryStore:
         if status_only:
             new = {key: value for key, value in old.items() if key != "status"}
             new["metadata"] = dict(old_meta)
-            if "status" in obj:
-                new["status"] = json_copy(obj["status"])
+            if "status" in incoming:
+                new["status"] = incoming["status"]
         else:
-            new = json_copy(obj)
+            new = incoming
             new_meta = new["metadata"]
-            for system_field in _SYSTEM_METADATA:
+            # what an update can never change (rest.BeforeUpdate); other changes to system fields are invalid
+            new_meta["creationTimestamp"] = old_meta["creationTimestamp"]
+            for system_field in ("generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
                 if system_field in old_meta:
                     new_meta[system_field] = old_meta[system_field]
-                else:
+                elif system_field == "generation":
                     new_meta.pop(system_field, None)
+            if not new_meta.get("uid"):
+                new_meta["uid"] = old_meta["uid"]
             if info.namespaced:
                 new_meta["namespace"] = namespace
             else:
@@ -776,24 +845,18 @@ class MemoryStore:
                 else:
                     new.pop("status", None)
             if kind_key == _NAMESPACE:
-                _update_namespace(new, old)
-            if old_meta.get("deletionTimestamp"):
-                added = [f for f in new_meta.get("finalizers") or [] if f not in (old_meta.get("finalizers") or [])]
-                if added:
-                    found = ", ".join(_go_quote(f) for f in sorted(set(added)))
-                    self._raise_invalid(
-                        info, name, "metadata.finalizers", "FieldValueForbidden",
-                        "Forbidden: no new finalizers can be added if the object is being deleted, "
-                        f"found new finalizers []string{{{found}}}",
-                    )  # fmt: skip
+                builtins.update_namespace(new, old)
             if info.generation and old_meta.get("generation"):
                 ignored = ("metadata", "status") if info.status_subresource else ("metadata",)
                 if not _same_except(old, new, ignored):
                     new_meta["generation"] = old_meta["generation"] + 1
-            if kind_key == _CRD:
-                self._prepare_crd(new, old)
         new["apiVersion"] = api_version
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
+        self._validate(info, new, old, api_version, status=status_only)
+        crd_info = self._prepare_crd(new, old) if kind_key == _CRD and not status_only else None
+        if warnings is not None:
+            warnings.extend(found)
+            warnings.extend(finalizer_warnings(new, old))
         if _same_except(old, new, ()) or dry_run:
             return _served(new, api_version)
         with self._writing():
@@ -804,9 +867,44 @@ class MemoryStore:
                 self._after_removal(info, old)
             else:
                 self._put(info, new)
-                if kind_key == _CRD:
-                    self._install_crd(new)
+                if crd_info is not None:
+                    self._install_crd(new, crd_info)
         return _served(new, api_version)
+
+    def _decode(self, info: KindInfo, obj: Obj, api_version: str, field_validation: FieldValidation) -> Warnings:
+        """Decode a request body in place (prune, coerce metadata, default); the warnings it gives."""
+        version = split_api_version(api_version)[1]
+        if info.schema is not None:
+            return info.schema.decode(obj, version, field_validation=field_validation)
+        return builtins.decode((info.group, info.kind), version, obj, field_validation)
+
+    def _validate(self, info: KindInfo, new: Obj, old: Obj | None, api_version: str, *, status: bool = False) -> None:
+        """Every check of a create (``old`` None) or an update, raised as one ``Invalid``, as kube-apiserver does."""
+        name = str(new["metadata"].get("name") or "")
+        crd_info = info.schema
+        if crd_info is not None:
+            version = split_api_version(api_version)[1]
+            errors = (
+                crd_info.create_errors(new, version)
+                if old is None
+                else crd_info.update_errors(new, old, version, status=status)
+            )
+            if errors:
+                raise crd_info.invalid(name, errors)
+            return
+        if (info.group, info.kind) == _EVENT:
+            return  # core Events get only their legacy checks, none of which are on metadata
+        errors = validate_object_meta(new, info.namespaced)
+        if (info.group, info.kind) == _NAMESPACE and name:
+            # a Namespace's name is a DNS label (ValidateNamespaceName), not a subdomain
+            errors = [fe.invalid("metadata.name", name, message) for message in dns1123_label_errors(name)] + [
+                e for e in errors if e.field != "metadata.name"
+            ]
+        if old is not None:
+            seen = {(e.field, e.type, e.detail) for e in errors}
+            errors.extend(e for e in validate_object_meta_update(new, old) if (e.field, e.type, e.detail) not in seen)
+        if errors:
+            raise invalid_error(info, name, to_causes(errors))
 
     def _delete_object(self, info: KindInfo, stored: Obj, policy: PropagationPolicy | None) -> Obj | None:
         """Delete ``stored``: remove it (None), or mark it when finalizers hold it (inside a transaction)."""
@@ -1045,93 +1143,57 @@ class MemoryStore:
 
     # -- internals: CustomResourceDefinitions --------------------------------------------------------
 
-    def _prepare_crd(self, crd: Obj, old: Obj | None) -> None:
-        """Check and default a CRD written by a client (create: ``old`` None), as its registry strategy does."""
-        self._check_crd(crd, old)
-        spec = crd["spec"] = _defaulted_crd_spec(crd["spec"])
-        if old is None:
-            storage = next(str(v["name"]) for v in spec["versions"] if isinstance(v, dict) and v.get("storage"))
-            crd["status"] = {
-                "conditions": None,
-                "acceptedNames": {"plural": "", "kind": ""},
-                "storedVersions": [storage],
-            }
-
-    def _check_crd(self, crd: Obj, old: Obj | None) -> None:
-        """The CRD checks the registration depends on: names, group, scope, versions (Invalid otherwise)."""
+    def _prepare_crd(self, crd: Obj, old: Obj | None) -> CrdInfo:
+        """Check and default a CRD written by a client (create: ``old`` None), as its registry does."""
+        crd["spec"] = _defaulted_crd_spec(crd["spec"]) if isinstance(crd.get("spec"), dict) else crd.get("spec")
+        crd_info = parse_crd(crd)
         info = self._kinds[_CRD]
-        name = str(crd["metadata"].get("name") or "")
-        spec = crd.get("spec")
-        if not isinstance(spec, dict):
-            self._raise_invalid(info, name, "spec", "FieldValueRequired", "Required value")
-        group = spec.get("group")
-        names: Obj = spec["names"] if isinstance(spec.get("names"), dict) else {}
-        plural, kind = names.get("plural"), names.get("kind")
-        for path, value in (("spec.group", group), ("spec.names.plural", plural), ("spec.names.kind", kind)):
-            if not value or not isinstance(value, str):
-                self._raise_invalid(info, name, path, "FieldValueRequired", "Required value")
-        if spec.get("scope") not in ("Namespaced", "Cluster"):
-            self._raise_invalid(
-                info, name, "spec.scope", "FieldValueNotSupported",
-                f'Unsupported value: {_go_quote(spec.get("scope") or "")}: supported values: "Cluster", "Namespaced"',
-            )  # fmt: skip
-        if name != f"{plural}.{group}":
-            self._raise_invalid(
-                info, name, "metadata.name", "FieldValueInvalid",
-                f'Invalid value: {_go_quote(name)}: must be spec.names.plural+"."+spec.group',
-            )  # fmt: skip
-        versions = spec.get("versions")
-        if not isinstance(versions, list) or not versions:
-            self._raise_invalid(
-                info,
-                name,
-                "spec.versions",
-                "FieldValueInvalid",
-                "Invalid value: must have exactly one version marked as storage version",
-            )
-        if sum(1 for version in versions if isinstance(version, dict) and version.get("storage")) != 1:
-            self._raise_invalid(
-                info, name, "spec.versions", "FieldValueInvalid",
-                "Invalid value: must have exactly one version marked as storage version",
-            )  # fmt: skip
+        name = crd_info.name
         if old is not None:
             for path, before, after in (
-                ("spec.scope", old["spec"].get("scope"), spec.get("scope")),
-                ("spec.group", old["spec"].get("group"), group),
+                ("spec.scope", old["spec"].get("scope"), crd["spec"].get("scope")),
+                ("spec.group", old["spec"].get("group"), crd["spec"].get("group")),
             ):
                 if before != after:
                     self._raise_invalid(
                         info, name, path, "FieldValueInvalid", f"Invalid value: {_go_quote(after)}: field is immutable"
                     )
-        known = self._kinds.get((str(group), str(kind)))
+        known = self._kinds.get((crd_info.group, crd_info.kind))
         if known is not None and known.crd and known.crd != name:
             # kube-apiserver accepts the CRD and reports NamesAccepted False; refusing it is simpler and clearer
             self._raise_invalid(
                 info, name, "spec.names.kind", "FieldValueInvalid",
-                f"Invalid value: {_go_quote(kind)}: the kind is already served by {known.crd}",
+                f"Invalid value: {_go_quote(crd_info.kind)}: the kind is already served by {known.crd}",
             )  # fmt: skip
+        if old is None:
+            crd["status"] = {
+                "conditions": None,
+                "acceptedNames": {"plural": "", "kind": ""},
+                "storedVersions": [crd_info.storage_version],
+            }
+        return crd_info
 
-    def _crd_info(self, crd: Obj) -> KindInfo:
-        """The kind a (checked) CRD serves."""
-        spec = crd["spec"]
-        names = spec["names"]
-        served = [v for v in spec["versions"] if isinstance(v, dict) and v.get("served") and v.get("name")]
+    def _crd_info(self, name: str, crd_info: CrdInfo) -> KindInfo:
+        """The kind a parsed CRD serves."""
+        served = [crd_info.versions[version] for version in crd_info.served_versions]
         return KindInfo(
-            group=spec["group"],
-            kind=names["kind"],
-            plural=names["plural"],
-            namespaced=spec["scope"] == "Namespaced",
-            status_subresource=any("status" in (v.get("subresources") or {}) for v in served),
+            group=crd_info.group,
+            kind=crd_info.kind,
+            plural=crd_info.plural,
+            namespaced=crd_info.namespaced,
+            status_subresource=any(version.status_subresource for version in served),
             generation=True,
-            versions=frozenset(str(v["name"]) for v in served),
-            crd=crd["metadata"]["name"],
+            versions=frozenset(version.name for version in served),
+            crd=name,
+            scale_subresource=any(version.scale is not None for version in served),
+            schema=crd_info,
         )
 
-    def _install_crd(self, crd: Obj, *, bump: bool = True) -> None:
+    def _install_crd(self, crd: Obj, crd_info: CrdInfo, *, bump: bool = True) -> None:
         """Serve the CRD's kind in its served versions, then accept its names and mark it Established."""
         if crd["metadata"].get("deletionTimestamp"):
             return
-        self._register(self._crd_info(crd))
+        self._register(self._crd_info(crd["metadata"]["name"], crd_info))
         spec = crd["spec"]
         names = spec["names"]
         status = dict(crd.get("status") or {})
@@ -1214,7 +1276,8 @@ class MemoryStore:
         objects = list(stored)
         crds = [obj for obj in objects if (_group(obj), obj.get("kind")) == _CRD]
         for crd in crds:
-            self._register(self._crd_info(crd))  # its status is stored already
+            # a CRD being deleted too: its remaining objects must still be readable and finalizable
+            self._register(self._crd_info(crd["metadata"]["name"], parse_crd(crd)))
         for obj in objects:
             group, kind = _group(obj), str(obj.get("kind"))
             info = self._kinds.get((group, kind))
@@ -1225,6 +1288,9 @@ class MemoryStore:
             if namespace:
                 self._count_content(namespace, 1)
             self._gc.observe_stored(obj)
+        for kind_key, info in self._kinds.items():
+            if info.schema is not None:
+                self._reread(kind_key, info.schema)
         with self._writing():
             # what a crash interrupted: garbage to collect, namespaces and CRDs half deleted
             for kind_key, what in ((_NAMESPACE, "namespace"), (_CRD, "crd")):
@@ -1261,31 +1327,17 @@ class MemoryStore:
         return stored
 
     def _choose_name(self, info: KindInfo, namespace: str, meta: Obj) -> str:
+        """The object's name, generated from ``generateName`` when it has none ("" when neither is given)."""
         name = meta.get("name")
         generate = meta.get("generateName")
-        if not name and generate:
+        if not name and generate and isinstance(generate, str):
             bucket = self._objects[(info.group, info.kind)]
             for _ in range(8):
-                name = str(generate) + "".join(self._rng.choice(_NAME_ALPHABET) for _ in range(5))
+                name = generate + "".join(self._rng.choice(_NAME_ALPHABET) for _ in range(5))
                 if (namespace, name) not in bucket:
                     break
             meta["name"] = name
-        if not name or not isinstance(name, str):
-            self._raise_invalid(
-                info, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"
-            )
-        name = str(name)
-        is_namespace = (info.group, info.kind) == _NAMESPACE
-        pattern, message, limit = (
-            (_DNS_LABEL, _LABEL_MESSAGE, 63) if is_namespace else (_DNS_SUBDOMAIN, _SUBDOMAIN_MESSAGE, 253)
-        )
-        if len(name) > limit:
-            message = f"must be no more than {limit} characters"
-        if len(name) > limit or not pattern.match(name):
-            self._raise_invalid(
-                info, name, "metadata.name", "FieldValueInvalid", f"Invalid value: {_go_quote(name)}: {message}"
-            )
-        return name
+        return name if isinstance(name, str) else ""
 
     def _check_kind_open(self, info: KindInfo, name: str) -> None:
         """A custom resource cannot be created while its CRD is being deleted."""
@@ -1346,23 +1398,18 @@ def _defaulted_crd_spec(spec: Obj) -> Obj:
 
 
 @functools.cache
-def _bundled_crd_documents() -> tuple[Obj, ...]:
-    """The Cluster API CRDs bundled with the package, parsed once per process."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    documents: list[Obj] = []
-    for path in sorted(resources.files("clusterclass.kube").joinpath("upstream_crds").iterdir(), key=str):
-        if path.name.endswith(".yaml"):
-            documents.extend(
-                doc
-                for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader)
-                if isinstance(doc, dict) and doc.get("kind") == CRD_KIND
-            )
-    return tuple(documents)
-
-
 def bundled_crds() -> tuple[Obj, ...]:
-    """The Cluster API CRDs every new store installs (shared, never to be modified: copy before changing)."""
-    return _bundled_crd_documents()
+    """The Cluster API CRDs every new store installs, read once per process and shared by every store.
+
+    Never modify them: stores share their specs (copy before changing).
+    """
+    return tuple(load_bundled_crds())
+
+
+@functools.cache
+def _bundled_crd_infos() -> dict[str, CrdInfo]:
+    """The bundled CRDs parsed once per process, by name."""
+    return {crd["metadata"]["name"]: parse_crd(crd) for crd in bundled_crds()}
 
 
 def _group(obj: Obj) -> str:
@@ -1374,35 +1421,6 @@ def _holds(kind_key: KindKey, obj: Obj) -> bool:
     if obj["metadata"].get("finalizers"):
         return True
     return kind_key == _NAMESPACE and bool((obj.get("spec") or {}).get("finalizers"))
-
-
-def _prepare_namespace(ns: Obj) -> None:
-    """A new Namespace is Active with the ``kubernetes`` finalizer and its name label (kube-apiserver's strategy)."""
-    spec: Obj = ns["spec"] if isinstance(ns.get("spec"), dict) else {}
-    finalizers = list(spec.get("finalizers") or [])
-    if NAMESPACE_FINALIZER not in finalizers:
-        finalizers.append(NAMESPACE_FINALIZER)
-    ns["spec"] = {**spec, "finalizers": finalizers}
-    ns["status"] = {"phase": "Active"}
-    _label_namespace(ns)
-
-
-def _update_namespace(new: Obj, old: Obj) -> None:
-    """An update never changes ``spec.finalizers`` of a Namespace (only its ``/finalize`` does), nor its name label."""
-    finalizers = (old.get("spec") or {}).get("finalizers")
-    spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
-    if finalizers is None:
-        spec.pop("finalizers", None)
-    else:
-        spec["finalizers"] = finalizers
-    new["spec"] = spec
-    _label_namespace(new)
-
-
-def _label_namespace(ns: Obj) -> None:
-    meta = ns["metadata"]
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-    meta["labels"] = {**labels, NAMESPACE_NAME_LABEL: meta["name"]}
 
 
 def _namespace_conditions(remaining: dict[str, int], finalizers: dict[str, int], now: datetime) -> list[Obj]:
@@ -1446,15 +1464,20 @@ def _with_condition(status: Obj, condition: Obj) -> Obj:
     return {**status, "conditions": conditions}
 
 
-def _served(obj: Obj, api_version: str) -> Obj:
-    """A deep copy of stored ``obj`` as served in ``api_version`` (conversion strategy ``None``)."""
+def _served(obj: Obj, api_version: str, schema: CrdInfo | None = None) -> Obj:
+    """A deep copy of stored ``obj`` as served in ``api_version`` (conversion strategy ``None``).
+
+    Served in another version than it is stored in, a custom resource is pruned to that version's schema.
+    """
     served = _stored_copy(obj)
+    if schema is not None and served.get("apiVersion") != api_version:
+        schema.convert(served, split_api_version(api_version)[1])
     served["apiVersion"] = api_version
     return served
 
 
-def _served_at(obj: Obj, api_version: str, resource_version: int) -> Obj:
+def _served_at(obj: Obj, api_version: str, resource_version: int, schema: CrdInfo | None = None) -> Obj:
     """A copy of stored ``obj`` in ``api_version``, carrying ``resource_version`` (for watch events)."""
-    served = _served(obj, api_version)
+    served = _served(obj, api_version, schema)
     served["metadata"]["resourceVersion"] = str(resource_version)
     return served

@@ -17,7 +17,9 @@ tagged with the resourceVersion of the write. This module is that cache for
 - ``BOOKMARK`` events (only ``apiVersion``, ``kind`` and ``metadata.resourceVersion``) tell a quiet
   watch how far the store has got, so a client re-watching after a break does not fall out of the
   window; the store sends one after ``bookmark_interval`` seconds without events;
-- ``timeout_seconds`` ends the stream, as the server ends a watch request.
+- ``timeout_seconds`` ends the stream, as the server ends a watch request; two seconds before, a
+  watch that asked for bookmarks gets one if its kind changed since it caught up (kube-apiserver
+  1.37 does the same, even when that change was the last event it sent).
 
 Writers never wait for watchers. A write, under the store's lock, appends the change to the
 kind's history and to each matching watch's buffer, and wakes the watch's event loop with
@@ -57,6 +59,8 @@ DEFAULT_HISTORY_SIZE = 4096
 DEFAULT_BUFFER_SIZE = 10000
 #: seconds without events before a watch that asked for bookmarks gets one
 DEFAULT_BOOKMARK_INTERVAL = 1.0
+#: seconds before a watch's timeout when it gets a last bookmark (kube-apiserver's watch cache: 2 s)
+FINAL_BOOKMARK_LEAD = 2.0
 #: the annotation of the bookmark that ends the initial ADDED events
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
@@ -141,6 +145,9 @@ class MemoryWatch:
         self._last_sent = 0
         #: changes up to this resourceVersion are not for this watch (it started later)
         self._after = 0
+        #: whether the kind changed after the watch caught up (a bookmark before the timeout says so)
+        self._changed_live = False
+        self._final_bookmark_sent = False
 
     # -- writer side (store lock held) ---------------------------------------------------------------
 
@@ -165,6 +172,8 @@ class MemoryWatch:
         self._initial.extend(entries)
 
     def _push(self, change: Change) -> None:
+        if change.resource_version > self._after:
+            self._changed_live = True
         entry = self._entry(change)
         if entry is None:
             return
@@ -214,10 +223,14 @@ class MemoryWatch:
                     return self._bookmark_event(resource_version, initial_events_end=True)
                 return {"type": kind, "object": self._serve(obj, self.api_version, resource_version)}
             now = time.monotonic()
-            wait = None if self._deadline is None else self._deadline - now
+            wakeups = []
+            if self._deadline is not None:
+                wakeups.append(self._deadline)
+                if self.bookmarks and not self._final_bookmark_sent:
+                    wakeups.append(self._deadline - FINAL_BOOKMARK_LEAD)
             if self.bookmarks:
-                until_bookmark = quiet_since + self._hub.bookmark_interval - now
-                wait = until_bookmark if wait is None else min(wait, until_bookmark)
+                wakeups.append(quiet_since + self._hub.bookmark_interval)
+            wait = min(wakeups) - now if wakeups else None
             if wait is None or wait > 0:
                 await asyncio.wait((waiter,), timeout=wait)
             if waiter.done():
@@ -226,21 +239,38 @@ class MemoryWatch:
                 if self._waiter is waiter:
                     self._waiter = None
             waiter.cancel()
-            if self._deadline is not None and time.monotonic() >= self._deadline:
+            now = time.monotonic()
+            if self._deadline is not None and now >= self._deadline:
                 self.close()
                 continue
-            bookmark = self._bookmark()
-            quiet_since = time.monotonic()
-            if bookmark is not None:
-                return bookmark
+            if (
+                self.bookmarks
+                and self._deadline is not None
+                and not self._final_bookmark_sent
+                and now >= self._deadline - FINAL_BOOKMARK_LEAD
+            ):
+                # kube-apiserver's watch cache bookmarks a watch about to time out when its kind changed
+                # after the watch caught up, even if that change was the last event sent
+                self._final_bookmark_sent = True
+                bookmark = self._bookmark(again=self._changed_live)
+                if bookmark is not None:
+                    return bookmark
+            if self.bookmarks and now >= quiet_since + self._hub.bookmark_interval:
+                bookmark = self._bookmark()
+                quiet_since = now
+                if bookmark is not None:
+                    return bookmark
 
-    def _bookmark(self) -> WatchEvent | None:
-        """A BOOKMARK at the store's resourceVersion, when nothing is waiting and the store moved on."""
+    def _bookmark(self, *, again: bool = False) -> WatchEvent | None:
+        """A BOOKMARK at the store's resourceVersion, when nothing is waiting and the store moved on.
+
+        ``again``: even when the store has not moved past the last resourceVersion sent.
+        """
         with self._hub.lock, self._lock:
             if self._pending or self._initial or self._closed:
                 return None
             resource_version = self._hub.current()
-        if resource_version <= self._last_sent:
+        if resource_version < self._last_sent or (resource_version == self._last_sent and not again):
             return None
         self._last_sent = resource_version
         return self._bookmark_event(resource_version)
@@ -321,8 +351,12 @@ class WatchHub:
         current_objects: Callable[[], Iterable[tuple[str, Obj]]],
         bookmarks: bool,
         timeout_seconds: float | None,
+        serve: Callable[[Obj, str, int], Obj] | None = None,
     ) -> MemoryWatch:
-        """A new watch; ``resource_version`` None starts with the current objects (``current_objects``)."""
+        """A new watch; ``resource_version`` None starts with the current objects (``current_objects``).
+
+        ``serve`` copies a stored object for this watch's reader (the hub's own when None).
+        """
         watch = MemoryWatch(
             self,
             kind_key,
@@ -332,7 +366,7 @@ class WatchHub:
             selector=selector,
             bookmarks=bookmarks,
             timeout_seconds=timeout_seconds,
-            serve=self.serve,
+            serve=serve or self.serve,
         )
         if resource_version is None:
             watch._prefill(

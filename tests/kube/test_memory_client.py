@@ -165,9 +165,9 @@ async def test_json_patch_replace_of_a_missing_member_adds_it(blocks: MemoryClie
 async def test_json_patch_test_of_a_missing_member_against_null_holds(blocks: MemoryClient) -> None:
     patched = await json_patch(
         blocks,
-        [{"op": "test", "path": "/spec/paused", "value": None}, {"op": "add", "path": "/spec/paused", "value": 1}],
+        [{"op": "test", "path": "/spec/paused", "value": None}, {"op": "add", "path": "/spec/paused", "value": True}],
     )
-    assert patched["spec"]["paused"] == 1
+    assert patched["spec"]["paused"] is True
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,15 @@ def widget_crd() -> Obj:
             "group": "example.com",
             "scope": "Namespaced",
             "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}],
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
         },
     }
 

@@ -1,0 +1,200 @@
+"""The built-in kinds of the memory store, decoded and prepared as kube-apiserver's typed registries do.
+
+A custom resource is decoded by its CRD (:meth:`clusterclass.kube.crds.CrdInfo.decode`). A built-in
+kind has a Go type instead, and kube-apiserver's JSON decoding into it does what this module does
+for the few built-in kinds a management cluster needs (Namespace, Secret, ConfigMap, Event, Lease,
+CustomResourceDefinition):
+
+- ``metadata`` is coerced to ObjectMeta (:func:`~clusterclass.kube.objectmeta.coerce_object_meta`);
+- top-level fields the type does not have are dropped, reported as ``unknown field "x"`` (a warning
+  with ``fieldValidation=Warn``, a 400 with ``Strict``), as the typed decoder drops them;
+- a ConfigMap's or Secret's ``data`` holds strings; a Secret's ``data`` values are base64 (a 400
+  otherwise), its ``stringData`` is encoded into ``data`` (winning on a shared key) and not kept,
+  and its ``type`` defaults to ``Opaque``;
+- a new Namespace is ``Active`` with the ``kubernetes`` finalizer; a Namespace always carries the
+  ``kubernetes.io/metadata.name`` label, and an update never changes its ``spec.finalizers``.
+
+Verified against kube-apiserver 1.37 where the contract suite pins them down.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from clusterclass.api.objects import Obj
+from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.objectmeta import MalformedMetadata, coerce_object_meta
+
+FieldValidation = Literal["Strict", "Warn", "Ignore"]
+KindKey = tuple[str, str]
+
+#: the ``spec.finalizers`` entry the namespace controller removes once a deleted namespace is empty
+NAMESPACE_FINALIZER = "kubernetes"
+#: the label kube-apiserver keeps on every Namespace, with its name
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+_COMMON = frozenset({"apiVersion", "kind", "metadata"})
+
+#: the top-level JSON fields of each built-in type
+KNOWN_FIELDS: dict[KindKey, frozenset[str]] = {
+    ("", "Namespace"): _COMMON | {"spec", "status"},
+    ("", "ConfigMap"): _COMMON | {"data", "binaryData", "immutable"},
+    ("", "Secret"): _COMMON | {"data", "stringData", "type", "immutable"},
+    ("", "Event"): _COMMON
+    | {
+        "involvedObject",
+        "reason",
+        "message",
+        "source",
+        "firstTimestamp",
+        "lastTimestamp",
+        "count",
+        "type",
+        "eventTime",
+        "series",
+        "action",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+    },
+    ("coordination.k8s.io", "Lease"): _COMMON | {"spec"},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _COMMON | {"spec", "status"},
+}
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/=]")
+
+
+def decode(kind_key: KindKey, version: str, obj: Obj, field_validation: FieldValidation = "Warn") -> list[str]:
+    """Decode a request body of a built-in kind in place; the warnings to send (``Warn`` only).
+
+    Raises :class:`~clusterclass.kube.errors.BadRequest` with kube-apiserver's message when the
+    body does not decode, or has unknown fields and ``field_validation`` is ``Strict``.
+    """
+    kind = kind_key[1]
+    try:
+        meta, unknown = coerce_object_meta(obj.get("metadata"))
+    except MalformedMetadata as err:
+        raise decode_error(kind, version, str(err)) from None
+    obj["metadata"] = meta if meta is not None else {}
+    known = KNOWN_FIELDS.get(kind_key)
+    if known is not None:
+        extra = [key for key in obj if key not in known]
+        for key in extra:
+            del obj[key]
+        unknown = [*unknown, *extra]
+    if unknown and field_validation == "Strict":
+        detail = ", ".join(f"unknown field {json.dumps(path)}" for path in unknown)
+        raise decode_error(kind, version, f"strict decoding error: {detail}")
+    if kind_key in (("", "ConfigMap"), ("", "Secret")):
+        _check_strings(kind, version, obj, "data")
+    if kind_key == ("", "Secret"):
+        _decode_secret(version, obj)
+    return [f"unknown field {json.dumps(path)}" for path in unknown] if field_validation == "Warn" else []
+
+
+def decode_error(kind: str, version: str, message: str) -> BadRequest:
+    """kube-apiserver's 400 for a body it cannot decode."""
+    text = f'{kind} in version "{version}" cannot be handled as a {kind}: {message}'
+    return BadRequest(BadRequest.new(text).status)
+
+
+def _check_strings(kind: str, version: str, obj: Obj, field: str) -> None:
+    values = obj.get(field)
+    if values is None:
+        return
+    if not isinstance(values, Mapping):
+        raise decode_error(
+            kind, version, f"json: cannot unmarshal {_json_kind(values)} into Go struct field {kind}.{field} of type "
+            f"map[string]{'[]uint8' if kind == 'Secret' else 'string'}",
+        )  # fmt: skip
+    for value in values.values():
+        if value is not None and not isinstance(value, str):
+            go_type = "[]uint8" if kind == "Secret" else "string"
+            raise decode_error(
+                kind,
+                version,
+                f"json: cannot unmarshal {_json_kind(value)} into Go struct field {kind}.{field} of type {go_type}",
+            )
+
+
+def _decode_secret(version: str, obj: Obj) -> None:
+    data: dict[str, str] = {key: value or "" for key, value in (obj.get("data") or {}).items()}
+    for value in data.values():
+        offset = _base64_error(value)
+        if offset is not None:
+            raise decode_error("Secret", version, f"illegal base64 data at input byte {offset}")
+    string_data = obj.pop("stringData", None)
+    if string_data is not None:
+        _check_strings("Secret", version, {"stringData": string_data}, "stringData")
+        for key, value in string_data.items():
+            data[key] = base64.b64encode((value or "").encode()).decode()
+    if data:
+        obj["data"] = data
+    else:
+        obj.pop("data", None)
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
+def _base64_error(text: str) -> int | None:
+    """The byte offset Go's base64 decoder reports for ``text``, or None when it decodes."""
+    for i, char in enumerate(text):
+        if not _BASE64.match(char):
+            return i
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        padding = text.find("=")
+        return padding if padding >= 0 else len(text) - len(text) % 4
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "null"
+
+
+# -- Namespaces -----------------------------------------------------------------------------------
+
+
+def prepare_namespace(ns: Obj) -> None:
+    """A new Namespace is Active with the ``kubernetes`` finalizer and its name label (the registry's strategy)."""
+    spec: Obj = ns["spec"] if isinstance(ns.get("spec"), dict) else {}
+    finalizers = list(spec.get("finalizers") or [])
+    if NAMESPACE_FINALIZER not in finalizers:
+        finalizers.append(NAMESPACE_FINALIZER)
+    ns["spec"] = {**spec, "finalizers": finalizers}
+    ns["status"] = {"phase": "Active"}
+    _label_namespace(ns)
+
+
+def update_namespace(new: Obj, old: Obj) -> None:
+    """An update never changes a Namespace's ``spec.finalizers`` (only ``/finalize`` does) nor its name label."""
+    finalizers = (old.get("spec") or {}).get("finalizers")
+    spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
+    if finalizers is None:
+        spec.pop("finalizers", None)
+    else:
+        spec["finalizers"] = finalizers
+    new["spec"] = spec
+    _label_namespace(new)
+
+
+def _label_namespace(ns: Obj) -> None:
+    meta = ns["metadata"]
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta["labels"] = {**labels, NAMESPACE_NAME_LABEL: meta["name"]}
