@@ -63,6 +63,17 @@ def test_the_build_script_defaults_are_read_from_the_script() -> None:
     assert etcd.startswith("v3.") and f'"${{ETCD_VERSION:-{etcd}}}"' in text
 
 
+def test_a_control_plane_that_does_not_start_says_why_and_leaves_nothing(tmp_path: Path) -> None:
+    etcd = tmp_path / "etcd"
+    etcd.write_text("#!/bin/sh\necho 'etcd: cannot start here' >&2\nexit 3\n")
+    etcd.chmod(0o755)
+    server = RealApiServer(harness.Binaries(_executable(tmp_path / "kube-apiserver"), etcd, None))
+    with pytest.raises(harness.StartError, match=r"after 3 attempts: etcd exited with 3:\netcd: cannot start here"):
+        server.start()
+    assert server._tmp is None
+    assert server._processes == []
+
+
 def test_the_kubeconfig_works_with_the_official_python_client(real_apiserver: RealApiServer) -> None:
     kubernetes = pytest.importorskip("kubernetes")
     api = kubernetes.config.new_client_from_config(config_file=str(real_apiserver.kubeconfig))

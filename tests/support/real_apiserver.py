@@ -167,13 +167,17 @@ class _Process:
         self.name = name
         self.log_path = log_path
         self._log = log_path.open("wb")
-        self.popen = subprocess.Popen(
-            _dying_with_parent(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            self.popen = subprocess.Popen(
+                _dying_with_parent(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self._log.close()
+            raise StartError(f"cannot run {argv[0]}: {error}") from error
 
     def exited(self) -> bool:
         return self.popen.poll() is not None
@@ -246,18 +250,8 @@ class RealApiServer:
     def start(self) -> RealApiServer:
         """Start etcd and kube-apiserver, retried on fresh ports as envtest retries; install the CRDs."""
         atexit.register(self.stop)
-        failure: Exception | None = None
-        for _ in range(START_ATTEMPTS):
-            try:
-                self._start_once()
-                break
-            except StartError as error:
-                failure = error
-                self._stop_processes()
-        else:
-            self.stop()
-            raise StartError(f"control plane did not start after {START_ATTEMPTS} attempts: {failure}")
         try:
+            self._start_processes()
             self._wait_for_default_namespace()
             self.install_crds(self._crd_files())
         except BaseException:
@@ -283,6 +277,17 @@ class RealApiServer:
         for process in reversed(self._processes):
             process.stop()
         self._processes.clear()
+
+    def _start_processes(self) -> None:
+        failure: StartError | None = None
+        for _ in range(START_ATTEMPTS):
+            try:
+                self._start_once()
+                return
+            except StartError as error:
+                failure = error
+                self._stop_processes()
+        raise StartError(f"control plane did not start after {START_ATTEMPTS} attempts: {failure}")
 
     def _start_once(self) -> None:
         if self._tmp is None:
