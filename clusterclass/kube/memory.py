@@ -73,6 +73,9 @@ from clusterclass.kube.errors import (
     NotFound,
     make_status,
 )
+from clusterclass.kube.fieldmanager import apply as ssa_apply
+from clusterclass.kube.fieldmanager import record_update
+from clusterclass.kube.fieldtypes import FieldTypes, ObjectMetaTypes
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
@@ -101,6 +104,9 @@ DEFAULT_FIELD_MANAGER = "clusterclass"
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"
+#: who the embedded cluster's controllers write as (managedFields), as on a real cluster
+CRD_CONTROLLER = "kube-apiserver"
+NAMESPACE_CONTROLLER = "kube-controller-manager"
 #: the finalizer kube-apiserver puts on a deleted CRD until its custom resources are gone
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
@@ -173,6 +179,7 @@ KindKey = tuple[str, str]
 #: (namespace, name) inside one kind
 NameKey = tuple[str, str]
 
+_OBJECT_META_TYPES = ObjectMetaTypes()
 _NAMESPACE: KindKey = ("", "Namespace")
 _EVENT: KindKey = ("", "Event")
 _CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
@@ -563,46 +570,67 @@ class MemoryStore:
         (unknown fields, finalizer names without a domain) are appended to ``warnings`` when given.
         """
         with self._lock:
-            api_version, info = self._object_kind(obj)
-            new = json_copy(obj)
-            found = self._decode(info, new, api_version, field_validation)
-            meta = new["metadata"]
-            namespace = self._namespace(info, meta.get("namespace"), what="the object")
-            if info.namespaced:
-                meta["namespace"] = namespace
-            else:
-                meta.pop("namespace", None)
-            if meta.get("resourceVersion"):
-                raise ApiError.new("resourceVersion should not be set on objects to be created")
-            name = self._choose_name(info, namespace, meta)
-            self._check_kind_open(info, name)
-            if info.namespaced:
-                self._check_namespace_open(info, namespace, name)
-            for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
-                meta.pop(system_field, None)
-            meta["uid"] = self._new_uid()
-            meta["creationTimestamp"] = _rfc3339(self._clock())
-            if info.generation:
-                meta["generation"] = 1
-            if info.status_subresource:
-                new.pop("status", None)
-            kind_key = (info.group, info.kind)
-            if kind_key == _NAMESPACE:
-                builtins.prepare_namespace(new)
-            self._validate(info, new, None, api_version)
-            crd_info = self._prepare_crd(new, None) if kind_key == _CRD else None
-            if (namespace, name) in self._objects[kind_key]:
-                raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
-            if warnings is not None:
-                warnings.extend(found)
-                warnings.extend(finalizer_warnings(new))
-            if dry_run:
-                return _served(new, api_version)
-            with self._writing():
-                self._put(info, new)
-                if crd_info is not None:
-                    self._install_crd(new, crd_info)
+            return self._create(
+                obj,
+                dry_run=dry_run,
+                field_manager=field_manager,
+                field_validation=field_validation,
+                warnings=warnings,
+            )
+
+    def _create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool,
+        field_manager: str | None,
+        field_validation: FieldValidation,
+        warnings: Warnings | None,
+        applied: bool = False,
+    ) -> Obj:
+        """Create; ``applied``: ``obj`` is the result of an apply and carries its managedFields already."""
+        api_version, info = self._object_kind(obj)
+        new = json_copy(obj)
+        found = self._decode(info, new, api_version, field_validation)
+        meta = new["metadata"]
+        namespace = self._namespace(info, meta.get("namespace"), what="the object")
+        if info.namespaced:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            raise ApiError.new("resourceVersion should not be set on objects to be created")
+        name = self._choose_name(info, namespace, meta)
+        self._check_kind_open(info, name)
+        if info.namespaced:
+            self._check_namespace_open(info, namespace, name)
+        if not applied:
+            self._record(info, None, new, field_manager, api_version)
+        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            meta.pop(system_field, None)
+        meta["uid"] = self._new_uid()
+        meta["creationTimestamp"] = _rfc3339(self._clock())
+        if info.generation:
+            meta["generation"] = 1
+        if info.status_subresource:
+            new.pop("status", None)
+        kind_key = (info.group, info.kind)
+        if kind_key == _NAMESPACE:
+            builtins.prepare_namespace(new)
+        self._validate(info, new, None, api_version)
+        crd_info = self._prepare_crd(new, None) if kind_key == _CRD else None
+        if (namespace, name) in self._objects[kind_key]:
+            raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
+        if warnings is not None:
+            warnings.extend(found)
+            warnings.extend(finalizer_warnings(new))
+        if dry_run:
             return _served(new, api_version)
+        with self._writing():
+            self._put(info, new)
+            if crd_info is not None:
+                self._install_crd(new, crd_info)
+        return _served(new, api_version)
 
     def update(
         self,
@@ -616,7 +644,12 @@ class MemoryStore:
         """Replace the object (see :meth:`create` for ``field_validation`` and ``warnings``)."""
         with self._lock:
             return self._update(
-                obj, status_only=False, dry_run=dry_run, field_validation=field_validation, warnings=warnings
+                obj,
+                status_only=False,
+                dry_run=dry_run,
+                field_manager=field_manager,
+                field_validation=field_validation,
+                warnings=warnings,
             )
 
     def update_status(
@@ -631,7 +664,12 @@ class MemoryStore:
         """Replace only the ``status`` of the object (the status subresource)."""
         with self._lock:
             return self._update(
-                obj, status_only=True, dry_run=dry_run, field_validation=field_validation, warnings=warnings
+                obj,
+                status_only=True,
+                dry_run=dry_run,
+                field_manager=field_manager,
+                field_validation=field_validation,
+                warnings=warnings,
             )
 
     def patch(
@@ -646,6 +684,8 @@ class MemoryStore:
         dry_run: bool = False,
         field_manager: str | None = None,
         status: bool = False,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
     ) -> Obj:
         """Patch the object as served in ``api_version``, then store it with the rules of :meth:`update`.
 
@@ -683,7 +723,15 @@ class MemoryStore:
                 raise BadRequest.new(
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
-            return self._update(patched, status_only=status, dry_run=dry_run, patched=True)
+            return self._update(
+                patched,
+                status_only=status,
+                dry_run=dry_run,
+                patched=True,
+                field_manager=field_manager,
+                field_validation=field_validation,
+                warnings=warnings,
+            )
 
     def patch_merge(
         self,
@@ -709,9 +757,60 @@ class MemoryStore:
         force: bool = False,
         dry_run: bool = False,
         status: bool = False,
+        field_validation: FieldValidation = "Warn",
+        warnings: Warnings | None = None,
     ) -> Obj:
-        """Server-side apply; not served until the field manager is wired in (a BadRequest says so)."""
-        raise BadRequest.new("server-side apply is not implemented by the memory store yet")
+        """Server-side apply ``obj`` as ``field_manager`` (see :mod:`~clusterclass.kube.fieldmanager`).
+
+        A missing object is created. The applied object then goes through :meth:`create` or
+        :meth:`update`'s rules (decoding,
+        defaulting, validation, generation), as kube-apiserver treats an apply patch; a
+        ``metadata.resourceVersion`` in ``obj`` is a precondition. ``status`` applies through the
+        status subresource (the object must exist).
+        """
+        with self._lock:
+            api_version, info = self._object_kind(obj)
+            if status and not info.status_subresource:
+                raise NotFound.new("the server could not find the requested resource")
+            meta = obj["metadata"]
+            name = meta.get("name")
+            if not name or not isinstance(name, str):
+                raise BadRequest.new("resource name may not be empty")
+            namespace = self._namespace(info, meta.get("namespace"), what="the object")
+            stored = self._objects[(info.group, info.kind)].get((namespace, name))
+            if stored is None and status:
+                raise NotFound.new(f'{info.resource} "{name}" not found', details=self._details(info, name))
+            live = None if stored is None else _served(stored, api_version, info.schema)
+            result = ssa_apply(
+                live,
+                obj,
+                manager=field_manager,
+                force=force,
+                types=self._field_types(info, api_version),
+                subresource="status" if status else None,
+                has_status_subresource=info.status_subresource,
+                api_version=api_version,
+                now=_rfc3339(self._clock()),
+            )
+            if stored is None:
+                return self._create(
+                    result,
+                    dry_run=dry_run,
+                    field_manager=field_manager,
+                    field_validation=field_validation,
+                    warnings=warnings,
+                    applied=True,
+                )
+            return self._update(
+                result,
+                status_only=status,
+                dry_run=dry_run,
+                patched=True,
+                field_manager=field_manager,
+                field_validation=field_validation,
+                warnings=warnings,
+                applied=True,
+            )
 
     def delete(
         self,
@@ -780,10 +879,15 @@ class MemoryStore:
         status_only: bool,
         dry_run: bool,
         patched: bool = False,
+        field_manager: str | None = None,
         field_validation: FieldValidation = "Warn",
         warnings: Warnings | None = None,
+        applied: bool = False,
     ) -> Obj:
-        """Update (or, ``patched``, store a patched copy of) the object; the uid is a precondition of an update."""
+        """Update (or, ``patched``, store a patched copy of) the object; the uid is a precondition of an update.
+
+        ``applied``: ``obj`` is the result of an apply and carries its managedFields already.
+        """
         api_version, info = self._object_kind(obj)
         if status_only and not info.status_subresource:
             raise NotFound.new("the server could not find the requested resource")
@@ -823,8 +927,16 @@ class MemoryStore:
             new["metadata"] = dict(old_meta)
             if "status" in incoming:
                 new["status"] = incoming["status"]
+            if applied:
+                new["metadata"].pop("managedFields", None)
+                if meta.get("managedFields"):
+                    new["metadata"]["managedFields"] = meta["managedFields"]
+            else:
+                self._record(info, old, new, field_manager, api_version, subresource="status")
         else:
             new = incoming
+            if not applied:
+                self._record(info, old, new, field_manager, api_version)
             new_meta = new["metadata"]
             # what an update can never change (rest.BeforeUpdate); other changes to system fields are invalid
             new_meta["creationTimestamp"] = old_meta["creationTimestamp"]
@@ -870,6 +982,43 @@ class MemoryStore:
                 if crd_info is not None:
                     self._install_crd(new, crd_info)
         return _served(new, api_version)
+
+    def _field_types(self, info: KindInfo, api_version: str) -> FieldTypes:
+        """How server-side apply sees the kind in ``api_version``: its CRD schema's, or ObjectMeta's only."""
+        if info.schema is not None:
+            version = info.schema.versions.get(split_api_version(api_version)[1])
+            if version is not None:
+                types: FieldTypes = version.field_types
+                return types
+        return _OBJECT_META_TYPES
+
+    def _record(
+        self,
+        info: KindInfo,
+        old: Obj | None,
+        new: Obj,
+        manager: str | None,
+        api_version: str,
+        *,
+        subresource: str | None = None,
+    ) -> None:
+        """Set ``new``'s managedFields for a create (``old`` None), update or patch by ``manager``."""
+        before = old if old is not None else builtins.zero_value((info.group, info.kind), new)
+        entries = record_update(
+            before,
+            new,
+            manager=manager or DEFAULT_FIELD_MANAGER,
+            types=self._field_types(info, api_version),
+            subresource=subresource,
+            has_status_subresource=info.status_subresource,
+            api_version=api_version,
+            now=_rfc3339(self._clock()),
+        )
+        meta = new["metadata"]
+        if entries:
+            meta["managedFields"] = entries
+        else:
+            meta.pop("managedFields", None)
 
     def _decode(self, info: KindInfo, obj: Obj, api_version: str, field_validation: FieldValidation) -> Warnings:
         """Decode a request body in place (prune, coerce metadata, default); the warnings it gives."""
@@ -1050,6 +1199,11 @@ class MemoryStore:
         transaction.changes.append((kind_key, change))
         self._gc.observe_stored(obj)
 
+    def _put_as(self, info: KindInfo, old: Obj, new: Obj, manager: str, subresource: str | None = "status") -> None:
+        """A controller's write of ``new`` over ``old``, recorded in managedFields as that controller's."""
+        self._record(info, old, new, manager, str(new.get("apiVersion") or ""), subresource=subresource)
+        self._put(info, new)
+
     def _drop(self, info: KindInfo, stored: Obj) -> None:
         """Remove ``stored`` at the next resourceVersion."""
         transaction = self._transaction
@@ -1129,7 +1283,7 @@ class MemoryStore:
             for condition in _namespace_conditions(remaining, finalizers, self._clock()):
                 status = _with_condition(status, condition)
             if status != ns.get("status"):
-                self._put(info, {**ns, "metadata": dict(ns["metadata"]), "status": status})
+                self._put_as(info, ns, {**ns, "metadata": dict(ns["metadata"]), "status": status}, NAMESPACE_CONTROLLER)
             return
         spec_finalizers = list((ns.get("spec") or {}).get("finalizers") or [])
         if NAMESPACE_FINALIZER in spec_finalizers:
@@ -1137,7 +1291,7 @@ class MemoryStore:
             ns = {**ns, "metadata": dict(ns["metadata"]), "spec": {**ns["spec"], "finalizers": spec_finalizers}}
             if not spec_finalizers:
                 del ns["spec"]["finalizers"]
-            self._put(info, ns)
+            self._put_as(info, self._objects[_NAMESPACE][("", name)], ns, NAMESPACE_CONTROLLER, "finalize")
         if not _holds(_NAMESPACE, ns):
             self._drop(info, ns)
 
@@ -1215,7 +1369,11 @@ class MemoryStore:
             _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now),
         )
         if status != crd.get("status"):
-            self._put(self._kinds[_CRD], {**crd, "metadata": dict(crd["metadata"]), "status": status}, bump=bump)
+            updated = {**crd, "metadata": dict(crd["metadata"]), "status": status}
+            if bump:
+                self._put_as(self._kinds[_CRD], crd, updated, CRD_CONTROLLER)
+            else:
+                self._put(self._kinds[_CRD], updated, bump=False)
 
     def _sync_crd(self, name: str) -> None:
         """The CRD finalizer controller: a deleted CRD's objects are deleted, then the CRD and its kind go."""
@@ -1245,7 +1403,9 @@ class MemoryStore:
                     ),
                 )
                 if status != crd.get("status"):
-                    self._put(crd_info, {**crd, "metadata": dict(crd["metadata"]), "status": status})
+                    self._put_as(
+                        crd_info, crd, {**crd, "metadata": dict(crd["metadata"]), "status": status}, CRD_CONTROLLER
+                    )
                 return
         finalizers = [f for f in crd["metadata"].get("finalizers") or [] if f != CRD_CLEANUP_FINALIZER]
         if not finalizers:
@@ -1256,7 +1416,8 @@ class MemoryStore:
             crd.get("status") or {},
             _condition("Terminating", "False", "InstanceDeletionCompleted", "removed all instances", now),
         )
-        self._put(crd_info, {**crd, "metadata": {**crd["metadata"], "finalizers": finalizers}, "status": status})
+        updated = {**crd, "metadata": {**crd["metadata"], "finalizers": finalizers}, "status": status}
+        self._put_as(crd_info, crd, updated, CRD_CONTROLLER)
 
     def _uninstall_crd(self, crd: Obj) -> None:
         """Stop serving a removed CRD's kind (its objects are gone); its watches end after this write."""

@@ -94,6 +94,8 @@ def decode(kind_key: KindKey, version: str, obj: Obj, field_validation: FieldVal
         _check_strings(kind, version, obj, "data")
     if kind_key == ("", "Secret"):
         _decode_secret(version, obj)
+    if kind_key == ("", "Namespace") and obj["metadata"].get("name"):
+        _label_namespace(obj)  # the Namespace defaulting: owned by whoever writes it
     return [f"unknown field {json.dumps(path)}" for path in unknown] if field_validation == "Warn" else []
 
 
@@ -168,11 +170,29 @@ def _json_kind(value: Any) -> str:
     return "null"
 
 
+#: the Go zero value of each built-in type that has always-present maps: what kube-apiserver's field
+#: manager compares a create against (so ``f:spec`` gets no ``"."`` mark), verified on 1.37
+_ZERO: dict[KindKey, Obj] = {
+    ("", "Namespace"): {"spec": {}, "status": {}},
+    ("coordination.k8s.io", "Lease"): {"spec": {}},
+    ("", "Event"): {"involvedObject": {}, "source": {}},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): {"spec": {"names": {}}, "status": {"acceptedNames": {}}},
+}
+
+
+def zero_value(kind_key: KindKey, obj: Obj) -> Obj | None:
+    """The empty object a create of ``obj`` is compared against by the field manager (None: nothing at all)."""
+    zero = _ZERO.get(kind_key)
+    if zero is None:
+        return None
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": {}, **zero}
+
+
 # -- Namespaces -----------------------------------------------------------------------------------
 
 
 def prepare_namespace(ns: Obj) -> None:
-    """A new Namespace is Active with the ``kubernetes`` finalizer and its name label (the registry's strategy)."""
+    """A new Namespace is Active with the ``kubernetes`` finalizer (the registry's strategy) and its name label."""
     spec: Obj = ns["spec"] if isinstance(ns.get("spec"), dict) else {}
     finalizers = list(spec.get("finalizers") or [])
     if NAMESPACE_FINALIZER not in finalizers:

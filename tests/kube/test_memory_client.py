@@ -114,9 +114,84 @@ async def test_dry_run_delete_stores_nothing(client: MemoryClient) -> None:
     assert "deletionTimestamp" not in (await client.get("v1", "ConfigMap", "held", namespace="default"))["metadata"]
 
 
-async def test_apply_says_it_is_not_served_yet(client: MemoryClient) -> None:
-    with pytest.raises(BadRequest, match="server-side apply"):
-        await client.apply(config_map(), field_manager="me")
+async def test_writes_record_their_manager_and_the_default_one_is_clusterclass(client: MemoryClient) -> None:
+    created = await client.create(config_map(a="1"))
+    [entry] = created["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["apiVersion"]) == ("clusterclass", "Update", "v1")
+    assert entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}
+    patched = await client.patch("v1", "ConfigMap", "cm", {"data": {"b": "2"}}, namespace="default", field_manager="p")
+    assert {e["manager"]: e["fieldsV1"] for e in patched["metadata"]["managedFields"]} == {
+        "clusterclass": {"f:data": {".": {}, "f:a": {}}},
+        "p": {"f:data": {"f:b": {}}},
+    }
+
+
+async def test_apply_creates_updates_and_conflicts(client: MemoryClient) -> None:
+    applied = await client.apply(config_map(a="1"), field_manager="one")
+    [entry] = applied["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["fieldsV1"]) == ("one", "Apply", {"f:data": {"f:a": {}}})
+    again = await client.apply(config_map(a="1"), field_manager="one")
+    assert again == applied  # nothing changed: no write
+    with pytest.raises(Conflict) as err:
+        await client.apply(config_map(a="2"), field_manager="two")
+    assert err.value.details["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "one"', "field": ".data.a"}
+    ]
+    forced = await client.apply(config_map(a="2"), field_manager="two", force=True)
+    assert forced["data"] == {"a": "2"}
+    assert [e["manager"] for e in forced["metadata"]["managedFields"]] == ["two"]
+    removed = await client.apply(config_map(b="3"), field_manager="two")
+    assert removed["data"] == {"b": "3"}  # fields no longer applied are removed
+
+
+async def test_apply_runs_the_schema_and_the_status_subresource(client: MemoryClient) -> None:
+    machine_set = {
+        "apiVersion": CAPI,
+        "kind": "MachineSet",
+        "metadata": {"name": "ms", "namespace": "default"},
+        "spec": {
+            "clusterName": "c1",
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"clusterName": "c1", "bootstrap": {"dataSecretName": "s"}, "infrastructureRef": {}},
+            },
+        },
+    }
+    created = await client.apply(machine_set, field_manager="me")
+    assert created["spec"]["replicas"] == 1  # defaulted, not owned by the applier
+    assert "f:replicas" not in created["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
+    with pytest.raises(Invalid):
+        await client.apply({**machine_set, "spec": {**machine_set["spec"], "clusterName": ""}}, field_manager="me")
+    status = await client.apply(
+        {"apiVersion": CAPI, "kind": "MachineSet", "metadata": {"name": "ms", "namespace": "default"},
+         "status": {"replicas": 3}},
+        field_manager="status-writer",
+        status=True,
+    )  # fmt: skip
+    assert status["status"] == {"replicas": 3}
+    assert status["spec"] == created["spec"]
+    entry = next(e for e in status["metadata"]["managedFields"] if e["manager"] == "status-writer")
+    assert entry["subresource"] == "status"
+    with pytest.raises(NotFound):
+        await client.apply(
+            {"apiVersion": CAPI, "kind": "MachineSet", "metadata": {"name": "x", "namespace": "default"}},
+            field_manager="me",
+            status=True,
+        )
+
+
+async def test_apply_dry_run_and_resource_version_precondition(client: MemoryClient) -> None:
+    dry = await client.apply(config_map(a="1"), field_manager="me", dry_run=True)
+    assert dry["metadata"]["managedFields"][0]["manager"] == "me"
+    with pytest.raises(NotFound):
+        await client.get("v1", "ConfigMap", "cm", namespace="default")
+    created = await client.apply(config_map(a="1"), field_manager="me")
+    await client.apply(config_map(a="2"), field_manager="me")
+    stale = config_map(a="3")
+    stale["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    with pytest.raises(Conflict):
+        await client.apply(stale, field_manager="me")
 
 
 # -- JSON patch ---------------------------------------------------------------------------------------

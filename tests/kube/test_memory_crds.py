@@ -100,6 +100,8 @@ def test_creating_a_crd_serves_its_kind_and_establishes_it(store: MemoryStore) -
         "NamesAccepted": ("True", "NoConflicts", "no conflicts found"),
         "Established": ("True", "InitialNamesAccepted", "the initial names have been accepted"),
     }
+    managers = {(e["manager"], e.get("subresource")) for e in established["metadata"]["managedFields"]}
+    assert managers == {("clusterclass", None), ("kube-apiserver", "status")}
     resource = store.resource("example.com/v1", "Widget")
     assert (resource.plural, resource.namespaced, resource.subresources) == ("widgets", True, {"status"})
     made = store.create(widget())
