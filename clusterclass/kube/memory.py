@@ -855,13 +855,18 @@ class MemoryStore:
             namespace = self._namespace(info, namespace)
             stored = self._stored(info, namespace, name)
             meta = stored["metadata"]
-            for field_name, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            for field_name, label, why in (
+                ("uid", "UID", "deleted and then recreated"),
+                ("resourceVersion", "ResourceVersion", "modified"),
+            ):
                 wanted = (preconditions or {}).get(field_name)
                 if wanted is not None and wanted != meta.get(field_name):
+                    details = {"name": name, "kind": info.kind, **({"group": info.group} if info.group else {})}
                     raise Conflict.new(
-                        f'Operation cannot be fulfilled on {info.resource} "{name}": Precondition failed: '
-                        f"{label} in precondition: {wanted}, {label} in object meta: {meta.get(field_name, '')}",
-                        details=self._details(info, name),
+                        f'Operation cannot be fulfilled on {info.qualified_kind} "{name}": the {label} in the '
+                        f"precondition ({wanted}) does not match the {label} in record ({meta.get(field_name, '')}). "
+                        f"The object might have been {why}",
+                        details=details,
                     )
             if dry_run:
                 marked = self._marked_for_deletion(info, stored, propagation_policy)
@@ -904,8 +909,10 @@ class MemoryStore:
         wanted_version = meta.get("resourceVersion")
         wanted_uid = meta.get("uid")
         if wanted_uid and wanted_uid != old_meta["uid"] and not patched:
+            key = "/".join(part for part in ("/registry", info.group, info.plural, namespace, name) if part)
             raise Conflict.new(
-                f'Operation cannot be fulfilled on {info.resource} "{name}": Precondition failed: '
+                f'Operation cannot be fulfilled on {info.resource} "{name}": StorageError: invalid object, Code: 4, '
+                f"Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
                 f"UID in precondition: {wanted_uid}, UID in object meta: {old_meta['uid']}",
                 details=self._details(info, name),
             )

@@ -389,8 +389,9 @@ def test_update_with_another_uid_fails_its_uid_precondition(store: MemoryStore) 
     with pytest.raises(Conflict) as err:
         store.update(created)
     assert err.value.message == (
-        'Operation cannot be fulfilled on clusters.cluster.x-k8s.io "c1": Precondition failed: '
-        "UID in precondition: other, UID in object meta: uid-2"
+        'Operation cannot be fulfilled on clusters.cluster.x-k8s.io "c1": StorageError: invalid object, Code: 4, '
+        "Key: /registry/cluster.x-k8s.io/clusters/default/c1, ResourceVersion: 0, AdditionalErrorMsg: "
+        "Precondition failed: UID in precondition: other, UID in object meta: uid-2"
     )
 
 
@@ -605,16 +606,25 @@ def test_finalizers_may_be_added_before_deletion(store: MemoryStore) -> None:
 @pytest.mark.parametrize(
     ("preconditions", "message"),
     [
-        ({"uid": "wrong"}, "Precondition failed: UID in precondition: wrong, UID in object meta: uid-2"),
-        ({"resourceVersion": "1"}, "ResourceVersion in precondition: 1, ResourceVersion in object meta: 2"),
+        (
+            {"uid": "wrong"},
+            "the UID in the precondition (wrong) does not match the UID in record (uid-2). "
+            "The object might have been deleted and then recreated",
+        ),
+        (
+            {"resourceVersion": "1"},
+            "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (2). "
+            "The object might have been modified",
+        ),
     ],
 )
 def test_delete_preconditions_fail(store: MemoryStore, preconditions: Any, message: str) -> None:
     store.create(cluster())
     with pytest.raises(Conflict) as err:
         store.delete(CAPI, "Cluster", "c1", namespace="default", preconditions=preconditions)
-    assert err.value.message.startswith('Operation cannot be fulfilled on clusters.cluster.x-k8s.io "c1": ')
-    assert message in err.value.message
+    # as kube-apiserver 1.37 words it: the qualified kind, not the resource
+    assert err.value.message == f'Operation cannot be fulfilled on Cluster.cluster.x-k8s.io "c1": {message}'
+    assert err.value.details == {"name": "c1", "group": "cluster.x-k8s.io", "kind": "Cluster"}
     assert store.get(CAPI, "Cluster", "c1", namespace="default")
 
 
