@@ -1,9 +1,11 @@
-"""Garbage collection in the embedded store, held to kube-controller-manager's documented behaviour.
+"""Garbage collection in the embedded store, held to kube-controller-manager's behaviour.
 
 The real kube-apiserver in the contract suite runs no kube-controller-manager, so these tests are the
 collector's reference: background, foreground and orphan propagation, dangling references matched by
 uid, finalizers on dependents holding a foreground deletion, and the namespace rules of owner
-references. Collection is eager in the embedded store: a cascade is complete when the write returns.
+references. Each scenario here was also run against kube-controller-manager v1.37.2 (garbagecollector
+controller only, on a real kube-apiserver) and ended the same way there. Collection is eager in the
+embedded store: a cascade is complete when the write returns.
 """
 
 from __future__ import annotations
@@ -333,6 +335,21 @@ def test_a_foreground_finalizer_set_by_the_user_decides_a_delete_without_policy(
     assert not exists(store, owner)
 
 
+def test_a_dependent_created_under_a_waiting_owner_goes_when_the_owner_looks_again(store: MemoryStore) -> None:
+    """As kube-controller-manager: nothing examines the late dependent until a blocking one goes away."""
+    owner = config_map(store, "owner")
+    child = config_map(store, "child", ref(owner, block=True), finalizers=(HOLD,))
+    delete(store, owner, "Foreground")
+    waiting_owner = current(store, owner)
+    assert waiting_owner is not None
+    late = config_map(store, "late", ref(waiting_owner, block=True))
+    assert exists(store, late)
+
+    release(store, child)
+    assert not exists(store, late)
+    assert not exists(store, owner)
+
+
 # -- orphan -------------------------------------------------------------------------------------------
 
 
@@ -400,6 +417,8 @@ def test_an_owner_in_another_namespace_is_dangling_and_reported(store: MemorySto
         "apiVersion": "v1",
     }
     assert event["source"] == {"component": "garbage-collector-controller"}
+    assert event["reportingComponent"] == "garbage-collector-controller"
+    assert event["firstTimestamp"] == event["lastTimestamp"] == "2026-01-02T03:04:05Z"
     assert event["count"] == 1
     assert event["metadata"]["name"].startswith("child.")
 
