@@ -45,6 +45,7 @@ Not here yet: server-side apply and managedFields, CRD schema defaulting and val
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import marshal
 import os
@@ -95,6 +96,7 @@ from clusterclass.kube.watch import (
     Change,
     MemoryWatch,
     WatchHub,
+    wake,
 )
 
 DEFAULT_NAMESPACE = "default"
@@ -1141,8 +1143,10 @@ class MemoryStore:
             raise
         finally:
             self._transaction = None
+        woken: list[asyncio.Future[None]] = []
         for kind_key, change in transaction.changes:
-            self._hub.publish(kind_key, change)
+            self._hub.publish(kind_key, change, woken)
+        wake(woken)
         for kind_key in transaction.removed_kinds:
             if kind_key not in self._kinds:
                 self._hub.drop_kind(kind_key)

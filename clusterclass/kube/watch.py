@@ -36,6 +36,7 @@ from the history, or ``Gone`` if the history has moved past it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import threading
 import time
@@ -134,6 +135,7 @@ class MemoryWatch:
         self.kind = kind
         self.namespace = namespace
         self.selector = selector
+        self._everything = selector.empty()
         self.bookmarks = bookmarks
         self._serve = serve
         self._deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
@@ -154,7 +156,7 @@ class MemoryWatch:
     def _matches(self, namespace: str, obj: Obj | None) -> bool:
         if obj is None or (self.namespace and namespace != self.namespace):
             return False
-        return self.selector.matches(obj["metadata"].get("labels"))
+        return self._everything or self.selector.matches(obj["metadata"].get("labels"))
 
     def _entry(self, change: Change) -> _Entry | None:
         """What this watch sees of ``change``, with selector transitions as ADDED and DELETED."""
@@ -171,7 +173,8 @@ class MemoryWatch:
     def _prefill(self, entries: Iterable[_Entry]) -> None:
         self._initial.extend(entries)
 
-    def _push(self, change: Change) -> None:
+    def _push(self, change: Change, wake: list[asyncio.Future[None]]) -> None:
+        """Buffer what this watch sees of ``change``; a reader waiting for it goes into ``wake``."""
         if change.resource_version > self._after:
             self._changed_live = True
         entry = self._entry(change)
@@ -186,17 +189,15 @@ class MemoryWatch:
                 self._hub.forget(self)
             else:
                 self._pending.append(entry)
-            self._wake()
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            wake.append(waiter)
 
     def _wake(self) -> None:
-        """Wake the reader's loop (watch lock held)."""
+        """Wake the reader (watch lock held)."""
         waiter, self._waiter = self._waiter, None
-        if waiter is None or waiter.done():
-            return
-        try:
-            waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
-        except RuntimeError:  # the reader's loop is closed: nobody reads this watch any more
-            self._closed = True
+        if waiter is not None:
+            wake([waiter])
 
     # -- reader side ---------------------------------------------------------------------------------
 
@@ -294,9 +295,32 @@ class MemoryWatch:
         return self._closed
 
 
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+def _resolve(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+
+
+def wake(waiters: Iterable[asyncio.Future[None]]) -> None:
+    """Resolve waiting readers' futures, with one call into each reader's event loop.
+
+    On the loop's own thread the futures are resolved at once; another thread goes through
+    ``call_soon_threadsafe``, once per loop rather than once per watch, which keeps fanning out one
+    write to many watches of one loop cheap. A closed loop has no readers left: skipped.
+    """
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for waiter in waiters:
+        by_loop.setdefault(waiter.get_loop(), []).append(waiter)
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    for loop, futures in by_loop.items():
+        if loop is running:
+            _resolve(futures)
+        else:
+            with contextlib.suppress(RuntimeError):  # the reader's loop is closed
+                loop.call_soon_threadsafe(_resolve, futures)
 
 
 class WatchHub:
@@ -333,11 +357,14 @@ class WatchHub:
             history = self._histories[kind_key] = History(self.history_size, self.current())
         return history
 
-    def publish(self, kind_key: KindKey, change: Change) -> None:
-        """Record ``change`` and hand it to every open watch of its kind."""
+    def publish(self, kind_key: KindKey, change: Change, woken: list[asyncio.Future[None]]) -> None:
+        """Record ``change`` and hand it to every open watch of its kind; readers to wake go into ``woken``.
+
+        The caller wakes them (:func:`wake`) once every change of its write is published.
+        """
         self.history(kind_key).append(change)
         for watch in tuple(self._watches.get(kind_key, ())):
-            watch._push(change)
+            watch._push(change, woken)
 
     def open(
         self,
