@@ -86,16 +86,23 @@ async def _expire_memory_history(store: Any) -> None:
 
 
 def _expire_memory_history_sync(store: Any) -> None:
-    """Compact the store's watch history; without a ``compact`` method, push it out with writes to ConfigMaps."""
+    """The memory twin of etcd compaction past the newest revision (what the real backend's expire does).
+
+    Every resourceVersion handed out so far becomes too old to watch from, and a fresh list answers one
+    that can be watched from. ``MemoryStore.compact()`` when the store has it; until then the same
+    through the store's internals (requested from the store's owner): the resourceVersion moves on by
+    one without any change, and each kind's history starts there. Pushing the history out with writes
+    would not do: the writes move the store's resourceVersion, and watches receive it in bookmarks.
+    """
     compact = getattr(store, "compact", None)
     if compact is not None:
         compact()
         return
-    namespace = store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "churn-"}})
-    name = namespace["metadata"]["name"]
-    churn = store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "churn", "namespace": name}})
-    for i in range(store._hub.history_size + 1):
-        churn = store.update({**churn, "data": {"i": str(i)}})
+    with store._lock:
+        store._resource_version += 1
+        for history in store._hub._histories.values():
+            history.changes.clear()
+            history.floor = store._resource_version
 
 
 @pytest.fixture(scope="session")
