@@ -40,7 +40,11 @@ memory, committed to the state file when there is one (:mod:`clusterclass.kube.p
 only then published to watches; a failure undoes them all. A store opened on an existing state
 file starts with its objects (CRDs first, to serve their kinds) and resourceVersion.
 
-Not here yet: server-side apply and managedFields, CRD schema defaulting and validation.
+Every write is decoded and validated as kube-apiserver does it: custom resources through their
+CRD (:mod:`clusterclass.kube.crds`: pruning, defaulting, schema and ObjectMeta validation), built-in
+kinds through :mod:`clusterclass.kube.memory_builtins`. Server-side apply and the ``managedFields``
+of every write are :mod:`clusterclass.kube.fieldmanager`'s, with the CRD schemas' list and map types.
+The CRD lifecycle steps are computed in :mod:`clusterclass.kube.memory_crds`.
 """
 
 from __future__ import annotations
@@ -61,9 +65,10 @@ from typing import Any, Literal, NoReturn
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.kube import memory_builtins as builtins
+from clusterclass.kube import memory_crds as crds
 from clusterclass.kube.causes import invalid_error, to_causes
 from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
-from clusterclass.kube.crds import CrdInfo, load_bundled_crds, parse_crd
+from clusterclass.kube.crds import CrdInfo, parse_crd
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -80,6 +85,10 @@ from clusterclass.kube.fieldtypes import FieldTypes, ObjectMetaTypes
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
+from clusterclass.kube.memory_crds import CRD_API_VERSION as CRD_API_VERSION
+from clusterclass.kube.memory_crds import CRD_CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
+from clusterclass.kube.memory_crds import CRD_CONTROLLER, CRD_KIND, rfc3339
+from clusterclass.kube.memory_crds import bundled_crds as bundled_crds
 from clusterclass.kube.mergepatch import merge_patch
 from clusterclass.kube.objectmeta import (
     dns1123_label_errors,
@@ -104,13 +113,8 @@ PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
 #: the field manager of writes that name none (kube-apiserver derives one from the user agent)
 DEFAULT_FIELD_MANAGER = "clusterclass"
 
-CRD_API_VERSION = "apiextensions.k8s.io/v1"
-CRD_KIND = "CustomResourceDefinition"
-#: who the embedded cluster's controllers write as (managedFields), as on a real cluster
-CRD_CONTROLLER = "kube-apiserver"
+#: who the namespace controller writes as (managedFields), as on a real cluster
 NAMESPACE_CONTROLLER = "kube-controller-manager"
-#: the finalizer kube-apiserver puts on a deleted CRD until its custom resources are gone
-CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 #: plurals the simple English rules of :func:`plural_of` get wrong
 PLURAL_OVERRIDES = {"Endpoints": "endpoints"}
@@ -191,11 +195,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _rfc3339(moment: datetime) -> str:
-    """``metav1.Time`` as JSON: seconds precision, UTC, ``Z``."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+_rfc3339 = rfc3339
 
 
 def _go_quote(value: Any) -> str:
@@ -334,8 +334,8 @@ class MemoryStore:
         with self._writing():
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
             now = _rfc3339(self._clock())
-            parsed = _bundled_crd_infos()
-            for crd in bundled_crds():
+            parsed = crds.bundled_crd_infos()
+            for crd in crds.bundled_crds():
                 name = crd["metadata"]["name"]
                 installed = {
                     **crd,
@@ -345,7 +345,7 @@ class MemoryStore:
                         "creationTimestamp": now,
                         "generation": 1,
                     },
-                    "spec": _defaulted_crd_spec(crd["spec"]),
+                    "spec": crds.defaulted_spec(crd["spec"]),
                 }
                 self._put(self._kinds[_CRD], installed, bump=False)
                 self._install_crd(installed, parsed[name], bump=False)
@@ -1089,19 +1089,7 @@ class MemoryStore:
         meta = stored["metadata"]
         now = self._clock()
         if kind_key == _CRD and not meta.get("deletionTimestamp"):
-            # the CRD registry's own first delete: its finalizer and a condition, no generation or grace period
-            marked = {**stored, "metadata": dict(meta)}
-            if CRD_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
-                marked["metadata"]["finalizers"] = [*(meta.get("finalizers") or []), CRD_CLEANUP_FINALIZER]
-            marked["metadata"]["deletionTimestamp"] = _rfc3339(now)
-            marked["status"] = _with_condition(
-                marked.get("status") or {},
-                _condition(
-                    "Terminating", "True", "InstanceDeletionPending",
-                    "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now,
-                ),
-            )  # fmt: skip
-            return marked
+            return crds.marked_for_deletion(stored, now)
         wanted = deletion_finalizers(meta.get("finalizers") or [], policy)
         if meta.get("deletionTimestamp") and wanted is None:
             return stored
@@ -1291,8 +1279,8 @@ class MemoryStore:
         info = self._kinds[_NAMESPACE]
         if remaining:
             status = dict(ns.get("status") or {})
-            for condition in _namespace_conditions(remaining, finalizers, self._clock()):
-                status = _with_condition(status, condition)
+            for condition in builtins.namespace_conditions(remaining, finalizers, self._clock()):
+                status = crds.with_condition(status, condition)
             if status != ns.get("status"):
                 self._put_as(info, ns, {**ns, "metadata": dict(ns["metadata"]), "status": status}, NAMESPACE_CONTROLLER)
             return
@@ -1310,7 +1298,7 @@ class MemoryStore:
 
     def _prepare_crd(self, crd: Obj, old: Obj | None) -> CrdInfo:
         """Check and default a CRD written by a client (create: ``old`` None), as its registry does."""
-        crd["spec"] = _defaulted_crd_spec(crd["spec"]) if isinstance(crd.get("spec"), dict) else crd.get("spec")
+        crd["spec"] = crds.defaulted_spec(crd["spec"]) if isinstance(crd.get("spec"), dict) else crd.get("spec")
         crd_info = parse_crd(crd)
         info = self._kinds[_CRD]
         name = crd_info.name
@@ -1331,11 +1319,7 @@ class MemoryStore:
                 f"Invalid value: {_go_quote(crd_info.kind)}: the kind is already served by {known.crd}",
             )  # fmt: skip
         if old is None:
-            crd["status"] = {
-                "conditions": None,
-                "acceptedNames": {"plural": "", "kind": ""},
-                "storedVersions": [crd_info.storage_version],
-            }
+            crd["status"] = crds.created_status(crd_info)
         return crd_info
 
     def _crd_info(self, name: str, crd_info: CrdInfo) -> KindInfo:
@@ -1359,26 +1343,7 @@ class MemoryStore:
         if crd["metadata"].get("deletionTimestamp"):
             return
         self._register(self._crd_info(crd["metadata"]["name"], crd_info))
-        spec = crd["spec"]
-        names = spec["names"]
-        status = dict(crd.get("status") or {})
-        status["acceptedNames"] = {
-            **{key: value for key, value in names.items() if key in ("plural", "singular", "kind", "listKind",
-                                                                        "shortNames", "categories")},
-            "singular": names.get("singular") or names["kind"].lower(),
-            "listKind": names.get("listKind") or names["kind"] + "List",
-        }  # fmt: skip
-        storage = next(str(v["name"]) for v in spec["versions"] if isinstance(v, dict) and v.get("storage"))
-        stored_versions = list(status.get("storedVersions") or [])
-        if storage not in stored_versions:
-            stored_versions.append(storage)
-        status["storedVersions"] = stored_versions
-        now = self._clock()
-        status = _with_condition(status, _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
-        status = _with_condition(
-            status,
-            _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now),
-        )
+        status = crds.established_status(crd, crd_info, self._clock())
         if status != crd.get("status"):
             updated = {**crd, "metadata": dict(crd["metadata"]), "status": status}
             if bump:
@@ -1403,32 +1368,16 @@ class MemoryStore:
                 if obj is not None and not obj["metadata"].get("deletionTimestamp"):
                     self._delete_object(info, obj, None)
             if bucket:
-                status = _with_condition(
-                    crd.get("status") or {},
-                    _condition(
-                        "Terminating",
-                        "True",
-                        "InstanceDeletionInProgress",
-                        "CustomResource deletion is in progress",
-                        now,
-                    ),
-                )
-                if status != crd.get("status"):
-                    self._put_as(
-                        crd_info, crd, {**crd, "metadata": dict(crd["metadata"]), "status": status}, CRD_CONTROLLER
-                    )
+                waiting = crds.deleting_instances(crd, now)
+                if waiting != crd:
+                    self._put_as(crd_info, crd, waiting, CRD_CONTROLLER)
                 return
-        finalizers = [f for f in crd["metadata"].get("finalizers") or [] if f != CRD_CLEANUP_FINALIZER]
-        if not finalizers:
+        done = crds.instances_deleted(crd, now)
+        if _holds(_CRD, done):
+            self._put_as(crd_info, crd, done, CRD_CONTROLLER)
+        else:
             self._drop(crd_info, crd)
             self._uninstall_crd(crd)
-            return
-        status = _with_condition(
-            crd.get("status") or {},
-            _condition("Terminating", "False", "InstanceDeletionCompleted", "removed all instances", now),
-        )
-        updated = {**crd, "metadata": {**crd["metadata"], "finalizers": finalizers}, "status": status}
-        self._put_as(crd_info, crd, updated, CRD_CONTROLLER)
 
     def _uninstall_crd(self, crd: Obj) -> None:
         """Stop serving a removed CRD's kind (its objects are gone); its watches end after this write."""
@@ -1558,32 +1507,6 @@ class MemoryStore:
         raise Invalid(make_status(422, "Invalid", message, details=details))
 
 
-def _defaulted_crd_spec(spec: Obj) -> Obj:
-    """A CRD's spec with apiextensions' defaults: singular and list kind names, conversion ``None``."""
-    names = dict(spec["names"])
-    names.setdefault("singular", names["kind"].lower())
-    names.setdefault("listKind", names["kind"] + "List")
-    defaulted = {**spec, "names": names}
-    if not isinstance(spec.get("conversion"), dict):
-        defaulted["conversion"] = {"strategy": "None"}
-    return defaulted
-
-
-@functools.cache
-def bundled_crds() -> tuple[Obj, ...]:
-    """The Cluster API CRDs every new store installs, read once per process and shared by every store.
-
-    Never modify them: stores share their specs (copy before changing).
-    """
-    return tuple(load_bundled_crds())
-
-
-@functools.cache
-def _bundled_crd_infos() -> dict[str, CrdInfo]:
-    """The bundled CRDs parsed once per process, by name."""
-    return {crd["metadata"]["name"]: parse_crd(crd) for crd in bundled_crds()}
-
-
 def _group(obj: Obj) -> str:
     return split_api_version(str(obj.get("apiVersion") or "v1"))[0]
 
@@ -1593,47 +1516,6 @@ def _holds(kind_key: KindKey, obj: Obj) -> bool:
     if obj["metadata"].get("finalizers"):
         return True
     return kind_key == _NAMESPACE and bool((obj.get("spec") or {}).get("finalizers"))
-
-
-def _namespace_conditions(remaining: dict[str, int], finalizers: dict[str, int], now: datetime) -> list[Obj]:
-    """The conditions the namespace controller reports while a deleted namespace still has content."""
-    resources = ", ".join(f"{resource} has {count} resource instances" for resource, count in sorted(remaining.items()))
-    held = ", ".join(f"{finalizer} in {count} resource instances" for finalizer, count in sorted(finalizers.items()))
-    return [
-        _condition("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered",
-                   "All resources successfully discovered", now),
-        _condition("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions",
-                   "All legacy kube types successfully parsed", now),
-        _condition("NamespaceDeletionContentFailure", "False", "ContentDeleted",
-                   "All content successfully deleted, may be waiting on finalization", now),
-        _condition("NamespaceContentRemaining", "True", "SomeResourcesRemain",
-                   f"Some resources are remaining: {resources}", now),
-        _condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain",
-                   f"Some content in the namespace has finalizers remaining: {held}", now)
-        if finalizers
-        else _condition("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers",
-                        "All content-preserving finalizers finished", now),
-    ]  # fmt: skip
-
-
-def _condition(kind: str, status: str, reason: str, message: str, now: datetime) -> Obj:
-    return {"type": kind, "status": status, "lastTransitionTime": _rfc3339(now), "reason": reason, "message": message}
-
-
-def _with_condition(status: Obj, condition: Obj) -> Obj:
-    """``status`` with ``condition`` set; its ``lastTransitionTime`` kept when the status did not change."""
-    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == condition["type"]:
-            if existing.get("status") == condition["status"]:
-                condition = {**condition, "lastTransitionTime": existing.get("lastTransitionTime")}
-            if existing == condition:
-                return status
-            conditions[i] = condition
-            break
-    else:
-        conditions.append(condition)
-    return {**status, "conditions": conditions}
 
 
 def _served(obj: Obj, api_version: str, schema: CrdInfo | None = None) -> Obj:

@@ -24,10 +24,12 @@ import binascii
 import json
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.memory_crds import condition
 from clusterclass.kube.objectmeta import MalformedMetadata, coerce_object_meta
 
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
@@ -218,3 +220,28 @@ def _label_namespace(ns: Obj) -> None:
     meta = ns["metadata"]
     labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
     meta["labels"] = {**labels, NAMESPACE_NAME_LABEL: meta["name"]}
+
+
+def namespace_conditions(remaining: dict[str, int], finalizers: dict[str, int], now: datetime) -> list[Obj]:
+    """The conditions the namespace controller reports while a deleted namespace still has content.
+
+    ``remaining`` counts objects by resource (``configmaps``, ``clusters.cluster.x-k8s.io``) and
+    ``finalizers`` the objects holding each finalizer, as kube-controller-manager words them.
+    """
+    resources = ", ".join(f"{resource} has {count} resource instances" for resource, count in sorted(remaining.items()))
+    held = ", ".join(f"{finalizer} in {count} resource instances" for finalizer, count in sorted(finalizers.items()))
+    return [
+        condition("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered",
+                  "All resources successfully discovered", now),
+        condition("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions",
+                  "All legacy kube types successfully parsed", now),
+        condition("NamespaceDeletionContentFailure", "False", "ContentDeleted",
+                  "All content successfully deleted, may be waiting on finalization", now),
+        condition("NamespaceContentRemaining", "True", "SomeResourcesRemain",
+                  f"Some resources are remaining: {resources}", now),
+        condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain",
+                  f"Some content in the namespace has finalizers remaining: {held}", now)
+        if finalizers
+        else condition("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers",
+                       "All content-preserving finalizers finished", now),
+    ]  # fmt: skip
