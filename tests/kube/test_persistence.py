@@ -14,6 +14,7 @@ import pytest
 
 from clusterclass.api.objects import Obj
 from clusterclass.errors import ClusterClassError
+from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.persistence import Key, SqliteState, StateError
 
 
@@ -224,3 +225,65 @@ def test_a_closed_state_refuses_calls(path: Path) -> None:
     state.close()
     with pytest.raises(StateError, match="closed"):
         state.load()
+
+
+# -- the embedded store on a state file ----------------------------------------------------------------------
+
+_STORE_WRITER = textwrap.dedent(
+    """
+    import sys
+    from clusterclass.kube.memory import MemoryStore
+
+    store = MemoryStore(state_path=sys.argv[1])
+    owner = store.create({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "owner", "namespace": "default"}})
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    i = 0
+    while True:
+        i += 1
+        made = store.create({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": f"cm-{i}", "namespace": "default", "ownerReferences": [ref]},
+                             "data": {"payload": "x" * 2000}})
+        print(f"ack {i} {made['metadata']['uid']} {made['metadata']['resourceVersion']}", flush=True)
+    """
+)
+
+
+def test_a_store_killed_mid_stream_restarts_with_every_acknowledged_object(path: Path) -> None:
+    """SIGKILL a process creating objects through MemoryStore; a new store on its file has each acknowledged one."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _STORE_WRITER, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    acknowledged: dict[str, tuple[str, int]] = {}
+    try:
+        for line in writer.stdout:
+            _, i, uid, resource_version = line.split()
+            acknowledged[f"cm-{i}"] = (uid, int(resource_version))
+            if len(acknowledged) >= 100:
+                break
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    assert len(acknowledged) >= 100, writer.stderr.read() if writer.stderr else ""
+
+    store = MemoryStore(state_path=path)
+    try:
+        items, resource_version = store.list("v1", "ConfigMap", namespace="default")
+        found = {o["metadata"]["name"]: (o["metadata"]["uid"], int(o["metadata"]["resourceVersion"])) for o in items}
+        for name, (uid, written_at) in acknowledged.items():
+            assert found.get(name) == (uid, written_at), name
+        assert int(resource_version) >= max(rv for _, rv in acknowledged.values())
+        made = store.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after", "namespace": "default"}}
+        )
+        assert int(made["metadata"]["resourceVersion"]) > int(resource_version)
+        # the owner survived too, so the garbage collector left its dependents alone at start-up
+        assert store.delete("v1", "ConfigMap", "owner", namespace="default") is None
+        left, _ = store.list("v1", "ConfigMap", namespace="default")
+        assert [o["metadata"]["name"] for o in left] == ["after"]
+    finally:
+        store.close()
+    with SqliteState(path, readonly=True) as state:
+        names = sorted(o["metadata"]["name"] for o in state.load()[0] if o["kind"] == "ConfigMap")
+    assert names == ["after"]  # the cascade reached the file
