@@ -412,7 +412,13 @@ class ResourceHandlers:
 
     def _apply(self, target: Target, body: bytes, options: WriteOptions) -> web.Response:
         assert target.name is not None and options.field_manager is not None
-        obj = self._checked_object(decode_yaml(body), target)
+        intent = decode_yaml(body, what="patch")
+        given = intent if isinstance(intent, dict) else {}
+        api_version, kind = given.get("apiVersion"), given.get("kind")
+        if not api_version or not kind or not isinstance(api_version, str) or not isinstance(kind, str):
+            group, _, version = str(api_version or "").rpartition("/")
+            raise BadRequest.new(f"invalid object type: {group}/{version}, Kind={kind or ''}")
+        obj = self._checked_object(intent, target)
         try:
             self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
             existed = True

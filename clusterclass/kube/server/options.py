@@ -201,9 +201,14 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
     return _plain(decoded), duplicates
 
 
-def decode_yaml(body: bytes) -> Any:
+def decode_yaml(body: bytes, *, what: str = "the request body") -> Any:
+    """A YAML (or JSON) body; errors worded as kube-apiserver words them (``yaml: line N: ...``)."""
     try:
         return yaml.load(body.decode() if body else "null", Loader=_YamlLoader)
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line if err.problem_mark is not None else 0
+        prefix = "error encoding patch" if what == "patch" else "error decoding YAML"
+        raise BadRequest.new(f"{prefix}: yaml: line {line}: {err.problem}") from err
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise BadRequest.new(f"error decoding YAML: {err}") from err
 

@@ -392,3 +392,88 @@ async def test_scale_in_discovery(api: Api) -> None:
     _, resources = await api.call("GET", "/apis/cluster.x-k8s.io/v1beta1")
     scale = next(resource for resource in resources["resources"] if resource["name"] == "machinedeployments/scale")
     assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
+
+
+# -- server-side apply -------------------------------------------------------------------------------
+
+APPLY = "application/apply-patch+yaml"
+
+
+async def test_apply_creates_then_updates_and_conflicts(api: Api) -> None:
+    intent = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n"
+    status, created = await api.call("PATCH", f"{CM}/ssa?fieldManager=alice", raw=intent.encode(), content_type=APPLY)
+    assert status == 201
+    assert [entry["manager"] for entry in created["metadata"]["managedFields"]] == ["alice"]
+    status, again = await api.call("PATCH", f"{CM}/ssa?fieldManager=alice", raw=intent.encode(), content_type=APPLY)
+    assert status == 200 and again["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    other = intent.replace("'1'", "'2'").encode()
+    status, body = await api.call("PATCH", f"{CM}/ssa?fieldManager=bob", raw=other, content_type=APPLY)
+    assert (status, body["reason"]) == (409, "Conflict")
+    assert body["message"] == 'Apply failed with 1 conflict: conflict with "alice": .data.a'
+    assert body["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".data.a"}
+    ]
+    status, forced = await api.call("PATCH", f"{CM}/ssa?fieldManager=bob&force=true", raw=other, content_type=APPLY)
+    assert (status, forced["data"]) == (200, {"a": "2"})
+
+
+async def test_apply_requests_are_checked(api: Api) -> None:
+    status, body = await api.call("PATCH", f"{CM}/ssa", raw=b"apiVersion: v1\nkind: ConfigMap\n", content_type=APPLY)
+    assert (status, body["message"]) == (
+        422,
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    )
+    status, body = await api.call(
+        "PATCH", f"{CM}/ssa?fieldManager=m", raw=b"metadata:\n  name: ssa\n", content_type=APPLY
+    )
+    assert (status, body["message"]) == (400, "invalid object type: /, Kind=")
+    status, body = await api.call(
+        "PATCH", f"{CM}/ssa?fieldManager=m", raw=b"apiVersion: v1\nmetadata: [\n", content_type=APPLY
+    )
+    assert (status, body["message"]) == (400, "error encoding patch: yaml: line 2: did not find expected node content")
+    status, body = await api.call(
+        "PATCH", f"{CM}/ssa?force=true", {"data": {}}, content_type="application/merge-patch+json"
+    )
+    assert (
+        body["message"]
+        == 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'
+    )
+
+
+async def test_patch_media_types(api: Api) -> None:
+    await api.call("POST", CM, config_map("p"))
+    await api.call("POST", CL, cluster("c1"))
+    status, body = await api.call("PATCH", f"{CL}/c1", {}, content_type="application/strategic-merge-patch+json")
+    assert (status, body["message"]) == (
+        415,
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
+    status, body = await api.call("PATCH", f"{CM}/p", {}, content_type="text/plain")
+    assert (status, body["message"]) == (415, "415: Unsupported Media Type")
+    status, body = await api.call("PATCH", f"{CM}/p", [1], content_type="application/merge-patch+json")
+    assert (
+        body["message"]
+        == "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"
+    )
+    status, body = await api.call(
+        "PATCH",
+        f"{CM}/p",
+        [{"op": "test", "path": "/data/a", "value": "x"}],
+        content_type="application/json-patch+json",
+    )
+    assert (status, body["reason"], body["message"]) == (
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+    )
+    status, patched = await api.call(
+        "PATCH",
+        f"{CM}/p",
+        {"metadata": {"finalizers": ["a.io/x"], "$setElementOrder/finalizers": ["a.io/x"]}, "data": {"k": "v"}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    assert (status, patched["metadata"]["finalizers"], patched["data"]) == (200, ["a.io/x"], {"k": "v"})
+    stale = {"metadata": {"resourceVersion": "1"}, "data": {"k": "w"}}
+    status, body = await api.call("PATCH", f"{CM}/p", stale, content_type="application/strategic-merge-patch+json")
+    assert (status, body["reason"]) == (409, "Conflict")
