@@ -17,7 +17,7 @@ from clusterclass.kube.client import WatchEvent
 from clusterclass.kube.errors import ApiError, BadRequest, Gone, NotFound
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.memory_client import MemoryClient
-from clusterclass.kube.watch import INITIAL_EVENTS_END
+from clusterclass.kube.watch import FINAL_BOOKMARK_LEAD, INITIAL_EVENTS_END
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 CAPI = "cluster.x-k8s.io/v1beta1"
@@ -352,3 +352,18 @@ async def test_client_close_ends_its_watches() -> None:
     await client.close()
     assert await rest(stream) == []
     assert client.store.watch_count() == 0
+
+
+async def test_a_watch_about_to_time_out_gets_a_last_bookmark_when_its_kind_changed() -> None:
+    store = new_store(bookmark_interval=60)
+    start, timeout = store.resource_version, FINAL_BOOKMARK_LEAD + 0.5
+    quiet = store.watch("v1", "Secret", resource_version=start, timeout_seconds=timeout)
+    watch = store.watch("v1", "ConfigMap", resource_version=start, timeout_seconds=timeout)
+    created = store.create(config_map("a"))
+    quiet_events, events = await asyncio.gather(rest(quiet), rest(watch))
+    assert quiet_events == []  # its kind did not change: no bookmark
+    # the change was the last event sent, and kube-apiserver still bookmarks it before the end
+    assert [summary(e) for e in events] == [
+        ("ADDED", "a", created["metadata"]["resourceVersion"]),
+        ("BOOKMARK", "", created["metadata"]["resourceVersion"]),
+    ]
