@@ -253,7 +253,7 @@ class MemoryWatch:
                 # kube-apiserver's watch cache bookmarks a watch about to time out when its kind changed
                 # after the watch caught up, even if that change was the last event sent
                 self._final_bookmark_sent = True
-                bookmark = self._bookmark(again=self._changed_live)
+                bookmark = self._bookmark(again=True) if self._changed_live else None
                 if bookmark is not None:
                     return bookmark
             if self.bookmarks and now >= quiet_since + self._hub.bookmark_interval:
