@@ -203,3 +203,32 @@ async def test_apply_with_a_stale_resource_version_is_a_conflict(client: Client,
     stale = config_map(namespace, "a", {"x": "3"}, resourceVersion=first["metadata"]["resourceVersion"])
     with pytest.raises(Conflict):
         await client.apply(stale, field_manager="m")
+
+
+async def test_atomic_maps_are_owned_whole(client: Client, namespace: str) -> None:
+    def with_ref(ref: dict[str, str]) -> dict[str, Any]:
+        return cluster(namespace, "c1", {"infrastructureRef": ref})
+
+    first = await client.apply(with_ref({"apiVersion": "v1", "kind": "ConfigMap", "name": "a"}), field_manager="m1")
+    assert owned(first, "m1") == {"f:spec": {"f:infrastructureRef": {}}}
+    with pytest.raises(Conflict) as conflict:
+        await client.apply(with_ref({"name": "a"}), field_manager="m2")
+    assert causes(conflict.value) == [("FieldManagerConflict", ".spec.infrastructureRef")]
+    replaced = await client.apply(with_ref({"name": "b"}), field_manager="m2", force=True)
+    assert replaced["spec"]["infrastructureRef"] == {"name": "b"}
+
+
+async def test_owner_references_are_a_map_keyed_by_uid(client: Client, namespace: str) -> None:
+    def ref(uid: str, name: str) -> dict[str, str]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid}
+
+    # owners that exist: where a garbage collector runs, dangling references would be collected
+    one = (await client.create(config_map(namespace, "p1")))["metadata"]["uid"]
+    two = (await client.create(config_map(namespace, "p2")))["metadata"]["uid"]
+    await client.apply(config_map(namespace, "a", ownerReferences=[ref(one, "p1")]), field_manager="m1")
+    both = await client.apply(config_map(namespace, "a", ownerReferences=[ref(two, "p2")]), field_manager="m2")
+    assert [r["uid"] for r in both["metadata"]["ownerReferences"]] == [one, two]
+    # each reference is owned whole (an atomic struct), under its key
+    assert owned(both, "m2") == {"f:metadata": {"f:ownerReferences": {f'k:{{"uid":"{two}"}}': {}}}}
+    dropped = await client.apply(config_map(namespace, "a"), field_manager="m1")
+    assert [r["uid"] for r in dropped["metadata"]["ownerReferences"]] == [two]

@@ -9,7 +9,7 @@ import pytest
 from contract_support import WATCH_GUARD, causes
 
 from clusterclass.kube.client import Client, Resource
-from clusterclass.kube.errors import Invalid, NotFound
+from clusterclass.kube.errors import Conflict, Invalid, NotFound
 
 CRD_API = "apiextensions.k8s.io/v1"
 
@@ -125,3 +125,102 @@ async def test_deleting_a_crd_removes_its_objects(client: Client, namespace: str
     await gone(client, CRD_API, "CustomResourceDefinition", f"widgets.{group}", "")
     with pytest.raises(NotFound):
         await client.get(api_version, "Widget", "w", namespace=namespace)
+
+
+def gadget_crd(group: str) -> dict[str, Any]:
+    """A kind without a status subresource, with a list-map and a set: what the Cluster API CRDs do not exercise."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                        },
+                    },
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                },
+            },
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+        },
+    }
+    return {
+        "apiVersion": CRD_API,
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+async def test_without_a_status_subresource_status_is_part_of_the_object(
+    client: Client, namespace: str, group: str
+) -> None:
+    await client.create(gadget_crd(group))
+    api_version = f"{group}/v1"
+    assert (await served(client, api_version, "Gadget")).subresources == frozenset()
+    created = await client.create(
+        {
+            "apiVersion": api_version,
+            "kind": "Gadget",
+            "metadata": {"name": "g", "namespace": namespace},
+            "spec": {"tags": ["a"]},
+            "status": {"phase": "New"},
+        }
+    )
+    assert created["status"] == {"phase": "New"}
+    assert created["metadata"]["generation"] == 1
+    updated = await client.update({**created, "status": {"phase": "Old"}})
+    assert updated["status"] == {"phase": "Old"}
+    assert updated["metadata"]["generation"] == 2  # every change but metadata counts
+    labelled = await client.update({**updated, "metadata": {**updated["metadata"], "labels": {"a": "b"}}})
+    assert labelled["metadata"]["generation"] == 2
+    with pytest.raises(NotFound):
+        await client.update_status({**labelled, "status": {"phase": "Gone"}})
+
+
+async def test_apply_merges_list_maps_by_key_and_sets_by_value(client: Client, namespace: str, group: str) -> None:
+    await client.create(gadget_crd(group))
+    api_version = f"{group}/v1"
+    await served(client, api_version, "Gadget")
+
+    def gadget(spec: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": api_version,
+            "kind": "Gadget",
+            "metadata": {"name": "g", "namespace": namespace},
+            "spec": spec,
+        }
+
+    await client.apply(gadget({"ports": [{"name": "http", "port": 80}], "tags": ["x"]}), field_manager="m1")
+    both = await client.apply(gadget({"ports": [{"name": "metrics", "port": 9090}], "tags": ["y"]}), field_manager="m2")
+    assert both["spec"] == {
+        "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}],
+        "tags": ["x", "y"],
+    }
+    [m2] = [e for e in both["metadata"]["managedFields"] if e["manager"] == "m2"]
+    assert m2["fieldsV1"] == {
+        "f:spec": {
+            "f:ports": {'k:{"name":"metrics"}': {".": {}, "f:name": {}, "f:port": {}}},
+            "f:tags": {'v:"y"': {}},
+        }
+    }
+    with pytest.raises(Conflict) as conflict:
+        await client.apply(gadget({"ports": [{"name": "http", "port": 8080}]}), field_manager="m2")
+    assert causes(conflict.value) == [("FieldManagerConflict", '.spec.ports[name="http"].port')]
+    dropped = await client.apply(gadget({"ports": [{"name": "http", "port": 80}]}), field_manager="m1")
+    assert dropped["spec"] == {
+        "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}],
+        "tags": ["y"],
+    }

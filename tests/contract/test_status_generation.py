@@ -6,7 +6,7 @@ import pytest
 from contract_support import CAPI, cluster, config_map, rv
 
 from clusterclass.kube.client import Client
-from clusterclass.kube.errors import NotFound
+from clusterclass.kube.errors import Conflict, NotFound
 
 
 async def test_a_custom_resource_starts_at_generation_one(client: Client, namespace: str) -> None:
@@ -71,8 +71,6 @@ async def test_status_survives_spec_updates(client: Client, namespace: str) -> N
 
 
 async def test_update_status_with_a_stale_resource_version_is_a_conflict(client: Client, namespace: str) -> None:
-    from clusterclass.kube.errors import Conflict
-
     c = await client.create(cluster(namespace, "c1"))
     await client.update({**c, "spec": {"paused": True}})
     with pytest.raises(Conflict):
