@@ -65,7 +65,7 @@ class Description:
     singular: str
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    #: the columns after NAME
+    #: every column, in order (NAME first, except for Events)
     columns: tuple[Column, ...] = field(default_factory=tuple)
 
 
@@ -114,7 +114,17 @@ def age_of(timestamp: Any, *, now: datetime | None = None) -> str | None:
     return human_duration(((now or datetime.now(UTC)) - moment).total_seconds())
 
 
-AGE = Column("Age", "date", lambda obj: age_of(dig(obj, "metadata", "creationTimestamp")), description=AGE_DESCRIPTION)
+NAME = Column(
+    "Name", "string", lambda obj: dig(obj, "metadata", "name") or "", description=NAME_DESCRIPTION, format="name"
+)
+#: the age column of built-in kinds (server-side printers give it as a string)
+AGE = Column(
+    "Age", "string", lambda obj: age_of(dig(obj, "metadata", "creationTimestamp")), description=AGE_DESCRIPTION
+)
+#: the age column a CRD gets when it declares no printer columns
+CRD_AGE = Column(
+    "Age", "date", lambda obj: age_of(dig(obj, "metadata", "creationTimestamp")), description=AGE_DESCRIPTION
+)
 
 
 def _count(*paths: str) -> Callable[[Obj], int]:
@@ -131,19 +141,44 @@ def _event_last_seen(obj: Obj) -> str | None:
     return age_of(seen)
 
 
+def _event_source(obj: Obj) -> str:
+    source = obj.get("source") or {}
+    component = source.get("component") or obj.get("reportingComponent") or ""
+    host = source.get("host") or ""
+    return f"{component}, {host}" if host else str(component)
+
+
+def _crd_versions(obj: Obj) -> str:
+    return ",".join(
+        f"{version.get('name')}(storage)" if version.get("storage") else str(version.get("name"))
+        for version in dig(obj, "spec", "versions") or []
+        if isinstance(version, dict) and version.get("served", True)
+    )
+
+
+def _crd_established(obj: Obj) -> bool:
+    conditions = dig(obj, "status", "conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions if isinstance(c, dict))
+
+
+def _string(path: str) -> Callable[[Obj], Any]:
+    """A built-in printer's cell: a Go field, so "" (not null) when unset."""
+    return lambda obj: dig(obj, *path.split(".")) or ""
+
+
 #: kube-apiserver's own names and columns of the built-in kinds the store may serve
 BUILTIN: dict[tuple[str, str], Description] = {
     ("", "Namespace"): Description(
-        "namespace", ("ns",), (), (Column("Status", "string", lambda o: dig(o, "status", "phase")), AGE)
+        "namespace", ("ns",), (), (NAME, Column("Status", "string", _string("status.phase")), AGE)
     ),
     ("", "ConfigMap"): Description(
-        "configmap", ("cm",), (), (Column("Data", "string", _count("data", "binaryData")), AGE)
+        "configmap", ("cm",), (), (NAME, Column("Data", "string", _count("data", "binaryData")), AGE)
     ),
     ("", "Secret"): Description(
         "secret",
         (),
         (),
-        (Column("Type", "string", lambda o: o.get("type")), Column("Data", "string", _count("data")), AGE),
+        (NAME, Column("Type", "string", _string("type")), Column("Data", "string", _count("data", "stringData")), AGE),
     ),
     ("", "Event"): Description(
         "event",
@@ -151,20 +186,34 @@ BUILTIN: dict[tuple[str, str], Description] = {
         (),
         (
             Column("Last Seen", "string", _event_last_seen),
-            Column("Type", "string", lambda o: o.get("type")),
-            Column("Reason", "string", lambda o: o.get("reason")),
+            Column("Type", "string", _string("type")),
+            Column("Reason", "string", _string("reason")),
             Column("Object", "string", _event_object),
-            Column("Message", "string", lambda o: o.get("message")),
+            Column("Subobject", "string", _string("involvedObject.fieldPath"), priority=1),
+            Column("Source", "string", _event_source, priority=1),
+            Column("Message", "string", lambda o: str(o.get("message") or "").strip()),
+            Column("First Seen", "string", lambda o: age_of(o.get("firstTimestamp")), priority=1),
+            Column("Count", "string", lambda o: o.get("count") or 1, priority=1),
+            Column("Name", "string", _string("metadata.name"), priority=1),
         ),
     ),
     ("coordination.k8s.io", "Lease"): Description(
-        "lease", (), (), (Column("Holder", "string", lambda o: dig(o, "spec", "holderIdentity")), AGE)
+        "lease", (), (), (NAME, Column("Holder", "string", _string("spec.holderIdentity")), AGE)
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): Description(
         "customresourcedefinition",
         ("crd", "crds"),
         (),
-        (Column("Created At", "date", lambda o: dig(o, "metadata", "creationTimestamp")),),
+        (
+            NAME,
+            Column("Scope", "string", _string("spec.scope")),
+            Column("Versions", "string", _crd_versions),
+            Column("Created At", "date", _string("metadata.creationTimestamp")),
+            Column("Group", "string", _string("spec.group"), priority=1),
+            Column("Kind", "string", _string("spec.names.kind"), priority=1),
+            Column("ShortNames", "string", lambda o: ",".join(dig(o, "spec", "names", "shortNames") or []), priority=1),
+            Column("Established", "boolean", _crd_established, priority=1),
+        ),
     ),
 }
 
@@ -185,7 +234,7 @@ def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
         )
     crd = _crd(store, info)
     if crd is None:
-        return Description(info.kind.lower(), columns=(AGE,))
+        return Description(info.kind.lower(), columns=(NAME, CRD_AGE))
     names = dig(crd, "spec", "names") or {}
     specs: list[Any] = []
     for served_version in dig(crd, "spec", "versions") or []:
@@ -200,9 +249,9 @@ def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
 
 
 def _columns(specs: Any) -> tuple[Column, ...]:
-    """The columns of a CRD version's ``additionalPrinterColumns``; AGE alone when it has none."""
+    """NAME, then a CRD version's ``additionalPrinterColumns``; NAME and AGE when it has none."""
     columns = [_printer_column(spec) for spec in specs if isinstance(spec, Mapping)]
-    return tuple(column for column in columns if column is not None) or (AGE,)
+    return (NAME, *(column for column in columns if column is not None)) if any(columns) else (NAME, CRD_AGE)
 
 
 def _crd(store: MemoryStore, info: KindInfo) -> Obj | None:

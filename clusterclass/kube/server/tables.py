@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
-from clusterclass.kube.server.catalog import NAME_DESCRIPTION, Description
+from clusterclass.kube.server.catalog import Description
 
 IncludeObject = Literal["None", "Metadata", "Object"]
 META = "meta.k8s.io"
@@ -43,8 +43,7 @@ def partial_metadata_list(items: list[Obj], resource_version: str, version: str 
 
 
 def column_definitions(described: Description) -> list[dict[str, Any]]:
-    name = {"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0}
-    return [name, *(column.definition() for column in described.columns)]
+    return [column.definition() for column in described.columns]
 
 
 def table(
@@ -59,10 +58,7 @@ def table(
     """The Table of ``objects``; ``headers`` False leaves out the column definitions (watch events after the first)."""
     rows = []
     for obj in objects:
-        cells = [
-            (obj.get("metadata") or {}).get("name", ""),
-            *(_cell(column.value, obj) for column in described.columns),
-        ]
+        cells = [_cell(column.value, obj) for column in described.columns]
         row: dict[str, Any] = {"cells": cells}
         if include == "Metadata":
             row["object"] = partial_metadata(obj, version)

@@ -477,3 +477,44 @@ async def test_patch_media_types(api: Api) -> None:
     stale = {"metadata": {"resourceVersion": "1"}, "data": {"k": "w"}}
     status, body = await api.call("PATCH", f"{CM}/p", stale, content_type="application/strategic-merge-patch+json")
     assert (status, body["reason"]) == (409, "Conflict")
+
+
+async def test_builtin_tables_have_kube_apiserver_columns(api: Api) -> None:
+    event = {
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Cluster", "name": "c1", "namespace": "default"},
+        "reason": "Hello",
+        "message": "hi there ",
+        "type": "Normal",
+    }
+    await api.call("POST", "/api/v1/namespaces/default/events", event)
+    _, table = await api.call("GET", "/api/v1/namespaces/default/events", accept=TABLE)
+    columns = [(column["name"], column["priority"]) for column in table["columnDefinitions"]]
+    assert columns == [
+        ("Last Seen", 0),
+        ("Type", 0),
+        ("Reason", 0),
+        ("Object", 0),
+        ("Subobject", 1),
+        ("Source", 1),
+        ("Message", 0),
+        ("First Seen", 1),
+        ("Count", 1),
+        ("Name", 1),
+    ]
+    assert table["rows"][0]["cells"][1:] == [
+        "Normal",
+        "Hello",
+        "cluster/c1",
+        None,
+        "",
+        "hi there",
+        "<unknown>",
+        1,
+        "e1",
+    ]
+    _, crds = await api.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", accept=TABLE)
+    assert [column["name"] for column in crds["columnDefinitions"]][:4] == ["Name", "Scope", "Versions", "Created At"]
+    row = next(row for row in crds["rows"] if row["cells"][0] == "clusters.cluster.x-k8s.io")
+    assert row["cells"][1:3] == ["Namespaced", "v1beta1(storage)"]
+    assert row["cells"][4:] == ["cluster.x-k8s.io", "Cluster", "cl", True]
