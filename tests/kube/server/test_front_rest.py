@@ -506,7 +506,7 @@ async def test_builtin_tables_have_kube_apiserver_columns(api: Api) -> None:
         "Normal",
         "Hello",
         "cluster/c1",
-        None,
+        "",
         "",
         "hi there",
         "<unknown>",
