@@ -224,3 +224,18 @@ async def test_a_too_old_resource_version_is_gone(backend: Backend, namespace: s
         assert summary([await events.next_change()]) == [("ADDED", "b")]
     finally:
         await events.close()
+
+
+async def test_writes_that_store_nothing_send_no_events(client: Client, namespace: str) -> None:
+    a = await client.create(config_map(namespace, "a", {"k": "v"}), field_manager="m")
+    listed = await client.list("v1", "ConfigMap", namespace=namespace)
+    await client.update(a, field_manager="m")  # no change
+    await client.create(config_map(namespace, "dry"), dry_run=True)
+    await client.update({**a, "data": {"k": "dry"}}, dry_run=True)
+    await client.delete("v1", "ConfigMap", "a", namespace=namespace, dry_run=True)
+    await client.create(config_map(namespace, "real"))
+    events = Events(client.watch("v1", "ConfigMap", namespace=namespace, resource_version=listed.resource_version))
+    try:
+        assert summary([await events.next_change()]) == [("ADDED", "real")]
+    finally:
+        await events.close()
