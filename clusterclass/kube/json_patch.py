@@ -19,6 +19,7 @@ own words:
 from __future__ import annotations
 
 import copy
+import marshal
 import re
 from typing import Any
 
@@ -57,13 +58,21 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
                 f"got {len(patch)}",
             )
         )
-    result = copy.deepcopy(document)
+    result = _copy(document)
     try:
         for operation in patch:
             result = _apply_one(result, operation)
     except PatchFailed as err:
         raise _rejected(str(err)) from err
     return result
+
+
+def _copy(document: Any) -> Any:
+    """A deep copy of a JSON document: ``marshal`` is the fastest one of plain data in CPython."""
+    try:
+        return marshal.loads(marshal.dumps(document))
+    except ValueError:  # not plain JSON data
+        return copy.deepcopy(document)
 
 
 def _apply_one(document: Any, operation: Any) -> Any:
@@ -78,6 +87,8 @@ def _apply_one(document: Any, operation: Any) -> Any:
     if op in ("add", "replace", "test") and "value" not in operation:
         raise PatchFailed(f"{op} operation has no value")
     resolved = dict(operation)
+    if "value" in resolved:
+        resolved["value"] = _copy(resolved["value"])  # the result shares nothing with the caller's patch
     resolved["path"] = _resolve(document, path, inserting=op in ("add", "move", "copy"))
     if op in ("move", "copy"):
         source = operation.get("from")

@@ -701,7 +701,9 @@ class MemoryStore:
             if status and not info.status_subresource:
                 raise NotFound.new("the server could not find the requested resource")
             namespace = self._namespace(info, namespace)
-            current = _served(self._stored(info, namespace, name), api_version, info.schema)
+            stored = self._stored(info, namespace, name)
+            # both patch functions copy what they patch: the stored object itself is safe to hand them
+            current = stored if stored.get("apiVersion") == api_version else _served(stored, api_version, info.schema)
             if patch_type == "merge":
                 if not isinstance(patch, dict):
                     raise BadRequest.new("the merge patch must be a JSON object")
@@ -730,6 +732,7 @@ class MemoryStore:
                 status_only=status,
                 dry_run=dry_run,
                 patched=True,
+                owned=True,
                 field_manager=field_manager,
                 field_validation=field_validation,
                 warnings=warnings,
@@ -890,16 +893,18 @@ class MemoryStore:
         field_validation: FieldValidation = "Warn",
         warnings: Warnings | None = None,
         applied: bool = False,
+        owned: bool = False,
     ) -> Obj:
         """Update (or, ``patched``, store a patched copy of) the object; the uid is a precondition of an update.
 
-        ``applied``: ``obj`` is the result of an apply and carries its managedFields already.
+        ``applied``: ``obj`` is the result of an apply and carries its managedFields already. ``owned``:
+        ``obj`` is the store's own (a patch result shares nothing with the caller), so it is not copied.
         """
         api_version, info = self._object_kind(obj)
         if status_only and not info.status_subresource:
             raise NotFound.new("the server could not find the requested resource")
         kind_key = (info.group, info.kind)
-        incoming = json_copy(obj)
+        incoming = obj if owned else json_copy(obj)
         found = self._decode(info, incoming, api_version, field_validation)
         meta = incoming["metadata"]
         name = str(meta.get("name") or "")

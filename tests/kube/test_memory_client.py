@@ -298,3 +298,15 @@ async def test_unknown_patch_type(blocks: MemoryClient) -> None:
     with pytest.raises(ApiError) as err:
         await blocks.patch(CAPI, "Cluster", "c1", {}, patch_type="strategic", namespace="default")  # type: ignore[arg-type]
     assert err.value.code == 415
+
+
+async def test_patched_objects_share_nothing_with_the_patch(blocks: MemoryClient) -> None:
+    value = {"cidrBlocks": ["x"]}
+    operations = [{"op": "replace", "path": "/spec/clusterNetwork/services", "value": value}]
+    await json_patch(blocks, operations)
+    merge = {"spec": {"clusterNetwork": {"pods": {"cidrBlocks": ["y"]}}}}
+    await blocks.patch(CAPI, "Cluster", "c1", merge, namespace="default")
+    value["cidrBlocks"].append("changed")
+    merge["spec"]["clusterNetwork"]["pods"]["cidrBlocks"].append("changed")
+    stored = await blocks.get(CAPI, "Cluster", "c1", namespace="default")
+    assert stored["spec"]["clusterNetwork"] == {"services": {"cidrBlocks": ["x"]}, "pods": {"cidrBlocks": ["y"]}}
