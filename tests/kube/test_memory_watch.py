@@ -367,3 +367,23 @@ async def test_a_watch_about_to_time_out_gets_a_last_bookmark_when_its_kind_chan
         ("ADDED", "a", created["metadata"]["resourceVersion"]),
         ("BOOKMARK", "", created["metadata"]["resourceVersion"]),
     ]
+
+
+async def test_concurrent_writers_are_seen_in_resource_version_order(store: MemoryStore) -> None:
+    watch = store.watch("v1", "ConfigMap", resource_version=store.resource_version, bookmarks=False)
+
+    def write(prefix: str) -> None:
+        for i in range(40):
+            created = store.create(config_map(f"{prefix}-{i}"))
+            store.patch("v1", "ConfigMap", created["metadata"]["name"], {"data": {"i": str(i)}}, namespace="default")
+
+    writers = [threading.Thread(target=write, args=(f"w{n}",)) for n in range(4)]
+    for writer in writers:
+        writer.start()
+    events = [await next_event(watch) for _ in range(4 * 40 * 2)]
+    for writer in writers:
+        writer.join()
+    versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)
+    assert versions[-1] == int(store.resource_version)
+    watch.close()
