@@ -526,6 +526,18 @@ class MemoryStore:
                 serve=functools.partial(_served_at, schema=info.schema),
             )
 
+    def compact(self) -> None:
+        """Forget all watch history, as etcd compaction does: a watch from any resourceVersion read so far is Gone.
+
+        The store's resourceVersion moves on by one (no object changes, no event), so that a list
+        afterwards answers a resourceVersion that can be watched from; open watches go on.
+        """
+        with self._lock:
+            self._resource_version += 1
+            if self._state is not None:
+                self._state.commit(self._resource_version, [], [])
+            self._hub.compact(self._resource_version)
+
     def watch_count(self) -> int:
         """How many watches are open."""
         with self._lock:

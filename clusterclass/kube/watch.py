@@ -412,6 +412,12 @@ class WatchHub:
         self._watches.setdefault(kind_key, set()).add(watch)
         return watch
 
+    def compact(self, resource_version: int) -> None:
+        """Drop every kind's recorded changes: only watches from ``resource_version`` on can start."""
+        for history in self._histories.values():
+            history.changes.clear()
+            history.floor = resource_version
+
     def forget(self, watch: MemoryWatch) -> None:
         watches = self._watches.get(watch.kind_key)
         if watches is not None:

@@ -387,3 +387,16 @@ async def test_concurrent_writers_are_seen_in_resource_version_order(store: Memo
     assert versions == sorted(versions) and len(set(versions)) == len(versions)
     assert versions[-1] == int(store.resource_version)
     watch.close()
+
+
+async def test_compaction_makes_every_earlier_resource_version_too_old(store: MemoryStore) -> None:
+    store.create(config_map("a"))
+    listed_at = store.list("v1", "ConfigMap").resource_version
+    store.compact()
+    with pytest.raises(Gone, match=f"too old resource version: {listed_at} "):
+        store.watch("v1", "ConfigMap", resource_version=listed_at)
+    fresh = store.list("v1", "ConfigMap").resource_version
+    watch = store.watch("v1", "ConfigMap", resource_version=fresh, bookmarks=False)
+    store.create(config_map("b"))
+    assert summary(await next_event(watch))[:2] == ("ADDED", "b")
+    watch.close()
