@@ -8,11 +8,11 @@ kubectl sends ``?fieldValidation=Strict`` and skips its own schema validation; n
 document at all, it fails with "failed to download openapi". So every served group version gets a
 document listing its paths and operations with the query parameters the front accepts.
 
-The documents carry no schemas (``components.schemas`` is empty): kubectl then computes client-side
-apply patches from its compiled-in types for built-in kinds and with JSON merge patch for the
-others, which is what it does against any server for custom resources without OpenAPI schemas.
-``kubectl explain`` has nothing to explain. ``/openapi/v2`` is not served; kubectl uses it only
-when v3 is missing.
+The documents carry the schemas of custom resources, taken from their stored CRDs as
+kube-apiserver publishes them (``metadata`` pointing at a short ObjectMeta schema), so ``kubectl
+explain clusters.spec.topology`` works. Built-in kinds have no schema here: kubectl then computes
+client-side apply patches from its compiled-in types, as it does whenever OpenAPI lacks a kind.
+``/openapi/v2`` is not served; kubectl uses it only when v3 is missing.
 """
 
 from __future__ import annotations
@@ -21,9 +21,41 @@ import hashlib
 import json
 from typing import Any
 
+from clusterclass.api.objects import dig
+from clusterclass.kube.errors import ApiError
 from clusterclass.kube.memory import KindInfo, MemoryStore
 
 OPENAPI_VERSION = "3.0.0"
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+CRD_KIND = "CustomResourceDefinition"
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+#: enough of ObjectMeta for ``kubectl explain <kind>.metadata``
+OBJECT_META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects "
+    "users must create.",
+    "properties": {
+        "name": _string("Name must be unique within a namespace."),
+        "generateName": _string("Optional prefix the server uses to generate a unique name."),
+        "namespace": _string("The namespace the object is in; empty for cluster-scoped objects."),
+        "uid": _string("The unique identifier of this object in time and space. Populated by the system."),
+        "resourceVersion": _string("The internal version of this object, for optimistic concurrency."),
+        "generation": {"type": "integer", "format": "int64", "description": "The generation of the desired state."},
+        "creationTimestamp": _string("When this object was created. Populated by the system."),
+        "deletionTimestamp": _string("When this object will be deleted. Populated by the system."),
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Labels."},
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Annotations."},
+        "finalizers": {"type": "array", "items": {"type": "string"}, "description": "Finalizers."},
+        "ownerReferences": {"type": "array", "items": {"type": "object"}, "description": "Owner references."},
+        "managedFields": {"type": "array", "items": {"type": "object"}, "description": "Field ownership."},
+    },
+}
 
 
 def _query(name: str, description: str) -> dict[str, Any]:
@@ -70,8 +102,13 @@ def document(store: MemoryStore, group: str, version: str) -> dict[str, Any] | N
         return None
     prefix = "/" + group_version_path(group, version)
     paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
     for info in sorted(kinds, key=lambda info: info.plural):
         gvk = {"group": info.group, "version": version, "kind": info.kind}
+        schema = _crd_schema(store, info, version)
+        if schema is not None:
+            schemas[OBJECT_META] = OBJECT_META_SCHEMA
+            schemas[schema_name(info.group, version, info.kind)] = {**schema, "x-kubernetes-group-version-kind": [gvk]}
         scope = f"{prefix}/namespaces/{{namespace}}/{info.plural}" if info.namespaced else f"{prefix}/{info.plural}"
         paths[scope] = {
             "get": _operation(f"list{info.kind}", "list", gvk, _LIST_PARAMETERS),
@@ -93,8 +130,30 @@ def document(store: MemoryStore, group: str, version: str) -> dict[str, Any] | N
         "openapi": OPENAPI_VERSION,
         "info": {"title": "clusterclass embedded API server", "version": version},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas},
     }
+
+
+def schema_name(group: str, version: str, kind: str) -> str:
+    """The component name of a CRD schema, its group reversed: ``io.x-k8s.cluster.v1beta1.Cluster``."""
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def _crd_schema(store: MemoryStore, info: KindInfo, version: str) -> dict[str, Any] | None:
+    """The ``openAPIV3Schema`` of the stored CRD serving ``info`` in ``version``, metadata pointing at ObjectMeta."""
+    if not info.group:
+        return None
+    try:
+        crd = store.get(CRD_API_VERSION, CRD_KIND, f"{info.plural}.{info.group}")
+    except ApiError:
+        return None
+    for served in dig(crd, "spec", "versions") or []:
+        schema = dig(served, "schema", "openAPIV3Schema") if isinstance(served, dict) else None
+        if served.get("name") == version and isinstance(schema, dict):
+            properties = dict(schema.get("properties") or {})
+            properties["metadata"] = {"$ref": f"#/components/schemas/{OBJECT_META}"}
+            return {**schema, "properties": properties}
+    return None
 
 
 def _operation(operation_id: str, action: str, gvk: dict[str, str], parameters: list[dict[str, Any]]) -> dict[str, Any]:

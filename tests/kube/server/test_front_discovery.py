@@ -106,7 +106,14 @@ async def test_openapi_v3_says_patch_takes_field_validation(api: Api) -> None:
         "kind": "Cluster",
     }
     assert {parameter["name"] for parameter in patch["parameters"]} >= {"fieldValidation", "dryRun", "fieldManager"}
-    assert document["components"] == {"schemas": {}}
-    assert "/api/v1/namespaces/{name}" in (await api.call("GET", "/openapi/v3/api/v1"))[1]["paths"]
+    schema = document["components"]["schemas"]["io.x-k8s.cluster.v1beta1.Cluster"]
+    assert schema["x-kubernetes-group-version-kind"] == [patch["x-kubernetes-group-version-kind"]]
+    assert "topology" in schema["properties"]["spec"]["properties"]  # from the CRD: kubectl explain reads it
+    assert schema["properties"]["metadata"] == {
+        "$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    }
+    core = (await api.call("GET", "/openapi/v3/api/v1"))[1]
+    assert core["components"] == {"schemas": {}}  # built-in kinds: kubectl uses its compiled-in types
+    assert "/api/v1/namespaces/{name}" in core["paths"]
     assert (await api.call("GET", "/openapi/v3/apis/nope.io/v1"))[0] == 404
     assert (await api.call("GET", "/openapi/v2"))[0] == 404

@@ -273,3 +273,9 @@ def test_wait_for_a_condition(kubectl: Kubectl, store: MemoryStore) -> None:
     finally:
         timer.join()
     assert waited.stdout.strip() == "cluster.cluster.x-k8s.io/c1 condition met"
+
+
+def test_explain_reads_the_crd_schema(kubectl: Kubectl) -> None:
+    explained = kubectl("explain", "clusters.spec.topology.class").stdout
+    assert "FIELD: class <string>" in explained
+    assert "The name of the ClusterClass object" in explained
