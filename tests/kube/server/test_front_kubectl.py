@@ -279,3 +279,35 @@ def test_explain_reads_the_crd_schema(kubectl: Kubectl) -> None:
     explained = kubectl("explain", "clusters.spec.topology.class").stdout
     assert "FIELD: class <string>" in explained
     assert "The name of the ClusterClass object" in explained
+
+
+MACHINE_DEPLOYMENT = """
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: md1
+spec:
+  clusterName: c1
+  replicas: 1
+  selector: {matchLabels: {pool: a}}
+  template:
+    metadata: {labels: {pool: a}}
+    spec:
+      clusterName: c1
+      bootstrap: {dataSecretName: boot}
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate, name: t}
+"""
+
+
+def test_scale_and_delete_all(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", "-", stdin=MACHINE_DEPLOYMENT)
+    assert (
+        kubectl("scale", "md", "md1", "--replicas=3").stdout.strip() == "machinedeployment.cluster.x-k8s.io/md1 scaled"
+    )
+    assert as_json(kubectl("get", "md", "md1", "-o", "json"))["spec"]["replicas"] == 3
+    stale = kubectl("scale", "md", "md1", "--current-replicas=1", "--replicas=5", check=False)
+    assert stale.returncode == 1 and "Expected replicas to be 1, was 3" in stale.stderr
+    kubectl("apply", "-f", "-", stdin=MACHINE_DEPLOYMENT.replace("md1", "md2"))
+    deleted = kubectl("delete", "md", "--all").stdout
+    assert "md1" in deleted and "md2" in deleted
+    assert kubectl("get", "md", "-o", "name").stdout == ""
