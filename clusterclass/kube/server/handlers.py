@@ -131,7 +131,7 @@ class ResourceHandlers:
                 return await self.delete_collection(request, target)
             raise method_not_allowed()
         if method == "GET":
-            return self.get(request, target)
+            return await self.get(request, target)
         if method == "PUT":
             return await self.update(request, target)
         if method == "PATCH":
@@ -142,8 +142,10 @@ class ResourceHandlers:
 
     # -- reads ---------------------------------------------------------------------------------------
 
-    def get(self, request: web.Request, target: Target) -> web.Response:
+    async def get(self, request: web.Request, target: Target) -> web.StreamResponse:
         assert target.name is not None
+        if target.subresource is None and flag(request.query, "watch"):
+            return await serve_watch(self.store, request, target)  # the deprecated watch of one object by path
         choice = negotiate(request.headers.get("Accept"), table=True)
         obj = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
         if choice.representation == "table":

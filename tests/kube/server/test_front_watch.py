@@ -144,3 +144,10 @@ async def test_watch_as_table_sends_column_definitions_once(api: Api) -> None:
 async def test_watch_of_an_unknown_kind_is_404(api: Api) -> None:
     status, body = await api.call("GET", "/api/v1/namespaces/default/widgets?watch=1")
     assert (status, body["reason"]) == (404, "NotFound")
+
+
+async def test_watch_of_one_object_by_path(api: Api) -> None:
+    await api.call("POST", CM, config_map("a"))
+    await api.call("POST", CM, config_map("b"))
+    async with api.client.get(f"{CM}/b?watch=true&timeoutSeconds=1") as response:
+        assert summary(await all_events(response)) == [("ADDED", "b")]
