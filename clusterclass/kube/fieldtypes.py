@@ -44,8 +44,9 @@ class ObjectMetaTypes:
     """The types every kind shares: ``metadata`` as kube-apiserver declares it; everything else atomic.
 
     ``metadata.finalizers`` is a set, ``metadata.ownerReferences`` a map keyed by ``uid`` whose elements
-    are atomic (``OwnerReference`` is a ``structType=atomic``), labels and annotations granular maps. Used for kinds without a schema (built-in kinds here) and as the
-    fallback of schema-backed types for ``metadata``.
+    are atomic (``OwnerReference`` is a ``structType=atomic``), labels and annotations granular maps.
+    Used for kinds without a schema (built-in kinds here) and as the fallback of schema-backed types for
+    ``metadata``.
     """
 
     def list_type(self, path: Path) -> tuple[ListType, tuple[str, ...]]:

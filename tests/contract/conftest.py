@@ -14,40 +14,34 @@ Each test gets a fresh namespace (``namespace``), created through the client its
 on behaviour that is the same on all three; where kube-apiserver's wording is not ours, tests
 compare the error type, code, reason and field paths rather than the message.
 
-A backend whose code has not landed yet is collected and skipped with "backend not built yet".
+GC is not here: the test kube-apiserver runs no kube-controller-manager, so garbage collection is
+tested on the embedded store alone (``tests/kube/test_gc.py``), against kube-controller-manager's behaviour.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from contract_support import Backend
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import Client
+from clusterclass.kube.http import HttpClient
+from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.memory_client import MemoryClient
+from clusterclass.kube.server.serving import serve_in_thread
 
 BACKENDS = ("memory", "http-embedded", "real")
 
 #: no contract test may hang: a watch that never ends fails the test instead
 TEST_TIMEOUT = 90
-
-
-@dataclass
-class Backend:
-    """One backend under test: its name, a client, and how to make its watch history too old."""
-
-    name: str
-    client: Client
-    #: after this, a watch of ConfigMaps from any resourceVersion read before it raises Gone
-    expire_history: Callable[[], Awaitable[None]]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -56,20 +50,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(TEST_TIMEOUT))
 
 
-def _not_built(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        pytest.skip("backend not built yet")
-
-
 @contextlib.asynccontextmanager
 async def _memory(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
-    memory_client = _not_built("clusterclass.kube.memory_client")
-    from clusterclass.kube.memory import MemoryStore
-
     store = MemoryStore()
-    client = memory_client.MemoryClient(store)
+    client = MemoryClient(store)
 
     async def expire_history() -> None:
         await _expire_memory_history(store)
@@ -81,39 +65,17 @@ async def _memory(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
         store.close()
 
 
-async def _expire_memory_history(store: Any) -> None:
-    _expire_memory_history_sync(store)
-
-
-def _expire_memory_history_sync(store: Any) -> None:
-    """The memory twin of etcd compaction past the newest revision (what the real backend's expire does).
-
-    Every resourceVersion handed out so far becomes too old to watch from, and a fresh list answers one
-    that can be watched from. ``MemoryStore.compact()`` when the store has it; until then the same
-    through the store's internals (requested from the store's owner): the resourceVersion moves on by
-    one without any change, and each kind's history starts there. Pushing the history out with writes
-    would not do: the writes move the store's resourceVersion, and watches receive it in bookmarks.
-    """
-    compact = getattr(store, "compact", None)
-    if compact is not None:
-        compact()
-        return
-    with store._lock:
-        store._resource_version += 1
-        for history in store._hub._histories.values():
-            history.changes.clear()
-            history.floor = store._resource_version
+async def _expire_memory_history(store: MemoryStore) -> None:
+    """The memory twin of etcd compaction past the newest revision (what the real backend's expire does)."""
+    store.compact()
 
 
 @pytest.fixture(scope="session")
 def embedded_apiserver() -> Iterator[Any]:
     """The embedded store served over HTTPS by the front, in a thread: one per session, like the real server."""
-    serving = _not_built("clusterclass.kube.server.serving")
-    from clusterclass.kube.memory import MemoryStore
-
     store = MemoryStore()
     workdir = Path(tempfile.mkdtemp(prefix="contract-embedded-"))
-    server = serving.serve_in_thread(store, kubeconfig_path=workdir / "kubeconfig")
+    server = serve_in_thread(store, kubeconfig_path=workdir / "kubeconfig")
     try:
         yield server, store
     finally:
@@ -124,12 +86,11 @@ def embedded_apiserver() -> Iterator[Any]:
 
 @contextlib.asynccontextmanager
 async def _http_embedded(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
-    http = _not_built("clusterclass.kube.http")
     server, store = request.getfixturevalue("embedded_apiserver")
-    client = http.HttpClient.from_kubeconfig(server.kubeconfig_path)
+    client = HttpClient.from_kubeconfig(server.kubeconfig_path)
 
     async def expire_history() -> None:
-        await asyncio.to_thread(_expire_memory_history_sync, store)
+        await asyncio.to_thread(store.compact)
 
     try:
         yield Backend("http-embedded", client, expire_history)
@@ -139,7 +100,6 @@ async def _http_embedded(request: pytest.FixtureRequest) -> AsyncIterator[Backen
 
 @contextlib.asynccontextmanager
 async def _real(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
-    _not_built("clusterclass.kube.http")
     server = request.getfixturevalue("real_apiserver")
     client = server.client()
 

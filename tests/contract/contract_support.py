@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.client import WatchEvent
+from clusterclass.kube.client import Client, WatchEvent
 from clusterclass.kube.errors import ApiError
 
 CAPI = "cluster.x-k8s.io/v1beta1"
+
+
+@dataclass
+class Backend:
+    """One backend under test: its name, a client, and how to make its watch history too old."""
+
+    name: str
+    client: Client
+    #: after this, a watch of ConfigMaps from any resourceVersion read before it raises Gone
+    expire_history: Callable[[], Awaitable[None]]
+
 
 #: how long a helper waits for a watch event before the test fails (a guard, not an assertion on speed)
 WATCH_GUARD = 30.0

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Backend
-from contract_support import CAPI, Events, cluster, config_map, rv, summary
+from contract_support import CAPI, Backend, Events, cluster, config_map, rv, summary
 
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import Gone

@@ -502,7 +502,9 @@ class RealApiServer:
                 if time.monotonic() > deadline:
                     raise StartError(f"CRD {crd['metadata']['name']} not served after {timeout:.0f}s")
                 time.sleep(0.1)
-        self.crds = list(crds.values())
+        installed = {crd["metadata"]["name"]: crd for crd in self.crds}
+        installed.update((crd["metadata"]["name"], crd) for crd in crds.values())
+        self.crds = list(installed.values())
 
     def _crd_served(self, crd: dict[str, Any]) -> bool:
         """Established, and every served version lists the plural in discovery (envtest's WaitForCRDs)."""
