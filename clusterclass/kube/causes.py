@@ -19,14 +19,12 @@ with the value), fine for offline checks but not byte-equal to an API server's.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any, Protocol
 
 from clusterclass.fielderrors import OMITTED, ErrorType, FieldError
 from clusterclass.kube.errors import Invalid, make_status
+from clusterclass.kube.gotext import go_float, go_json, go_quote
 
 Cause = dict[str, str]
 
@@ -53,69 +51,6 @@ class GroupKind(Protocol):
 
     @property
     def kind(self) -> str: ...
-
-
-def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote``: printable characters as they are, the rest escaped Go's way."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in ('"', "\\"):
-            out.append("\\" + char)
-        elif char in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[char])
-        elif char.isprintable() or char == " ":
-            out.append(char)
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_float(value: float) -> str:
-    """A float64 as Go's ``%v`` prints it: shortest digits, exponent form below 1e-4 and from 1e+06."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + "0"
-    shortest = Decimal(repr(abs(value))).normalize()
-    _, digit_tuple, exponent = shortest.as_tuple()
-    digits = "".join(str(d) for d in digit_tuple)
-    point = len(digits) + int(exponent)  # value = 0.<digits> × 10^point
-    if point - 1 < -4 or point - 1 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if point - 1 < 0 else '+'}{abs(point - 1):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return f"{sign}{digits[:point]}.{digits[point:]}"
-
-
-def go_json(value: Any) -> str:
-    """``json.Marshal`` of a decoded JSON value: compact, map keys sorted, ``<``, ``>`` and ``&`` escaped."""
-    text = json.dumps(_go_json_ready(value), separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _go_json_ready(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): _go_json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_go_json_ready(v) for v in value]
-    return value
 
 
 class GoText(str):

@@ -43,11 +43,12 @@ import yaml
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.causes import Cause, GoText, go_json, invalid_error, to_causes
+from clusterclass.kube.causes import Cause, GoText, invalid_error, to_causes
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import Node, Scale
 from clusterclass.kube.crdschema import VersionSchema, default_value_errors
 from clusterclass.kube.errors import BadRequest, Invalid
+from clusterclass.kube.gotext import go_json
 from clusterclass.kube.objectmeta import (
     MalformedMetadata,
     dns1123_subdomain_errors,

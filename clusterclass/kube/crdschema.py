@@ -43,10 +43,11 @@ from typing import Any
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError, format_number
-from clusterclass.kube.causes import Cause, go_float, go_json, go_quote, to_causes
+from clusterclass.kube.causes import Cause, to_causes
 from clusterclass.kube.crdcel import CelRun
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import MISSING, Node, Scale, compile_schema, correlate_items, join_path, map_key
+from clusterclass.kube.gotext import go_float, go_json, go_quote
 from clusterclass.kube.objectmeta import coerce_object_meta, too_long_detail
 from clusterclass.topology.variables.cel import CelBackend
 from clusterclass.topology.variables.cel import default_backend as default_cel_backend

@@ -54,8 +54,6 @@ from clusterclass.kube.errors import ApiError, BadRequest, Conflict
 from clusterclass.kube.fieldpaths import (
     LEAF,
     FieldSet,
-    go_json,
-    go_quote,
     key_element,
     path_string,
     raw_difference,
@@ -66,6 +64,7 @@ from clusterclass.kube.fieldpaths import (
     value_element,
 )
 from clusterclass.kube.fieldtypes import ITEM, FieldTypes, ListType, Path
+from clusterclass.kube.gotext import go_json, go_quote
 
 #: the manager that owns what an object held before its first apply, when nothing tracked it
 BEFORE_FIRST_APPLY: Final = "before-first-apply"

@@ -23,14 +23,13 @@ strings from values. The object walks that produce and consume these sets live i
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from clusterclass.api.objects import is_int
+from clusterclass.kube.gotext import fixed_digits, go_json, go_quote
 
 #: the fieldsV1 key that marks a node with children as owned itself
 SELF = "."
@@ -387,53 +386,7 @@ def path_string(path: Sequence[str]) -> str:
     return "".join(parts)
 
 
-# -- Go's formatting of JSON values ---------------------------------------------------------------
-
-_NEEDS_ESCAPE = re.compile(r'["\\<>&]')
-_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def go_json(value: Any) -> str:
-    """Compact JSON as Go's ``encoding/json`` writes it: HTML characters escaped, floats without ``.0``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_float(value)
-    if isinstance(value, str):
-        if value.isascii() and value.isprintable() and _NEEDS_ESCAPE.search(value) is None:
-            return '"' + value + '"'
-        text = json.dumps(value, ensure_ascii=False)
-        if any(c in text for c in _HTML_ESCAPES):
-            text = "".join(_HTML_ESCAPES.get(c, c) for c in text)
-        return text
-    if isinstance(value, Mapping):
-        return "{" + ",".join(go_json(str(k)) + ":" + go_json(value[k]) for k in sorted(value)) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    raise TypeError(f"not a JSON value: {value!r}")
-
-
-def _go_float(value: float) -> str:
-    if math.isnan(value) or math.isinf(value):
-        raise ValueError(f"unsupported JSON number {value!r}")
-    magnitude = abs(value)
-    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        text = repr(value)
-        mantissa, _, exponent = text.partition("e")
-        sign = exponent[0] if exponent[:1] in "+-" else "+"
-        digits = exponent.lstrip("+-").lstrip("0") or "0"
-        return f"{mantissa}e{sign}{digits}"
-    return _fixed(value)
-
-
-def _fixed(value: float) -> str:
-    """The shortest round-tripping digits of ``value`` without an exponent."""
-    text = format(Decimal(repr(value)).normalize(), "f")
-    return "0" if text == "-0" else text
+# -- structured-merge-diff's printing of values (JSON as Go writes it is in gotext) -----------------
 
 
 def _exponent(value: float) -> str:
@@ -444,29 +397,6 @@ def _exponent(value: float) -> str:
     mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
     power = exponent + len(text) - 1
     return f"{'-' if sign else ''}{mantissa}e{'+' if power >= 0 else '-'}{abs(power):02d}"
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` for the strings kube quotes in messages (manager names, key values)."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not char.isprintable() and code > 0x7F:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 def go_value_string(value: Any) -> str:
@@ -481,7 +411,7 @@ def go_value_string(value: Any) -> str:
         magnitude = abs(value)
         if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e21):
             return _exponent(value)
-        return _fixed(value)
+        return fixed_digits(value)
     if isinstance(value, str):
         return go_quote(value)
     if isinstance(value, list):

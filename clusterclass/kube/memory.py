@@ -83,6 +83,7 @@ from clusterclass.kube.fieldmanager import apply as ssa_apply
 from clusterclass.kube.fieldmanager import record_update
 from clusterclass.kube.fieldtypes import FieldTypes, ObjectMetaTypes
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
+from clusterclass.kube.gotext import go_quote
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
 from clusterclass.kube.memory_crds import CRD_API_VERSION as CRD_API_VERSION
@@ -196,12 +197,6 @@ def _utc_now() -> datetime:
 
 
 _rfc3339 = rfc3339
-
-
-def _go_quote(value: Any) -> str:
-    """A value as Go's ``%#v`` / ``%q`` prints it in field errors (strings double-quoted)."""
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
 
 
 def json_copy(value: Any) -> Any:
@@ -852,7 +847,7 @@ class MemoryStore:
             info = self.kind_info(api_version, kind)
             if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
                 detail = (
-                    f"Unsupported value: {_go_quote(propagation_policy)}: supported values: "
+                    f"Unsupported value: {go_quote(str(propagation_policy))}: supported values: "
                     '"Foreground", "Background", "Orphan", "nil"'
                 )
                 raise Invalid(
@@ -1325,15 +1320,14 @@ class MemoryStore:
                 ("spec.group", old["spec"].get("group"), crd["spec"].get("group")),
             ):
                 if before != after:
-                    self._raise_invalid(
-                        info, name, path, "FieldValueInvalid", f"Invalid value: {_go_quote(after)}: field is immutable"
-                    )
+                    detail = f"Invalid value: {go_quote(str(after))}: field is immutable"
+                    self._raise_invalid(info, name, path, "FieldValueInvalid", detail)
         known = self._kinds.get((crd_info.group, crd_info.kind))
         if known is not None and known.crd and known.crd != name:
             # kube-apiserver accepts the CRD and reports NamesAccepted False; refusing it is simpler and clearer
             self._raise_invalid(
                 info, name, "spec.names.kind", "FieldValueInvalid",
-                f"Invalid value: {_go_quote(crd_info.kind)}: the kind is already served by {known.crd}",
+                f"Invalid value: {go_quote(crd_info.kind)}: the kind is already served by {known.crd}",
             )  # fmt: skip
         if old is None:
             crd["status"] = crds.created_status(crd_info)

@@ -34,7 +34,8 @@ from typing import Any
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.causes import GoText, go_json, go_quote
+from clusterclass.kube.causes import GoText
+from clusterclass.kube.gotext import go_json, go_quote
 
 # --- apimachinery's name rules -------------------------------------------------------------------
 

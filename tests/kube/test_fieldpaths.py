@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 from clusterclass.kube.fieldpaths import (
     FieldSet,
     element_order,
-    go_json,
-    go_quote,
     go_value_string,
     key_element,
     path_string,
@@ -21,6 +19,7 @@ from clusterclass.kube.fieldpaths import (
     raw_within,
     value_element,
 )
+from clusterclass.kube.gotext import go_json, go_quote
 
 SPEC_ITEMS = ("f:spec", "f:items")
 

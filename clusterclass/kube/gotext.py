@@ -1,0 +1,113 @@
+"""Values as Go prints them in kube-apiserver's messages and JSON, so the memory store's text is byte-equal.
+
+Contract tests compare the memory store's errors and ``fieldsV1`` keys with a real kube-apiserver's,
+so every module that writes such text (field error causes, managed-field paths, ObjectMeta decoding,
+the server's decode errors) renders values through the one set of functions here:
+
+- :func:`go_quote`: ``strconv.Quote`` / ``%q`` of a string;
+- :func:`go_float`: ``%v`` of a float64 (``1e+06``, ``1e-05``);
+- :func:`go_json`: ``encoding/json`` of a decoded JSON value (HTML characters escaped, ``1.5e-7``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote``: printable characters as they are, the rest escaped Go's way."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable() or char == " ":
+            out.append(char)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_float(value: float) -> str:
+    """A float64 as Go's ``%v`` prints it: shortest digits, exponent form below 1e-4 and from 1e+06."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0"
+    shortest = Decimal(repr(abs(value))).normalize()
+    _, digit_tuple, exponent = shortest.as_tuple()
+    digits = "".join(str(d) for d in digit_tuple)
+    point = len(digits) + int(exponent)  # value = 0.<digits> × 10^point
+    if point - 1 < -4 or point - 1 >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if point - 1 < 0 else '+'}{abs(point - 1):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+_NEEDS_ESCAPE = re.compile(r'["\\<>&]')
+_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def go_json(value: Any) -> str:
+    """Compact JSON as Go's ``encoding/json`` writes it: keys sorted, HTML characters escaped, no ``.0`` floats."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _json_float(value)
+    if isinstance(value, str):
+        if value.isascii() and value.isprintable() and _NEEDS_ESCAPE.search(value) is None:
+            return '"' + value + '"'
+        text = json.dumps(value, ensure_ascii=False)
+        if any(c in text for c in _HTML_ESCAPES):
+            text = "".join(_HTML_ESCAPES.get(c, c) for c in text)
+        return text
+    if isinstance(value, Mapping):
+        return "{" + ",".join(go_json(str(k)) + ":" + go_json(value[k]) for k in sorted(value)) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def _json_float(value: float) -> str:
+    """``encoding/json``'s float: exponent form below 1e-6 and from 1e21, written ``1e-7`` (no padding)."""
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"unsupported JSON number {value!r}")
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        sign = exponent[0] if exponent[:1] in "+-" else "+"
+        digits = exponent.lstrip("+-").lstrip("0") or "0"
+        return f"{mantissa}e{sign}{digits}"
+    return fixed_digits(value)
+
+
+def fixed_digits(value: float) -> str:
+    """The shortest round-tripping digits of ``value`` without an exponent (``-0`` as ``0``)."""
+    text = format(Decimal(repr(value)).normalize(), "f")
+    return "0" if text == "-0" else text
