@@ -6,7 +6,8 @@ the server's decode errors) renders values through the one set of functions here
 
 - :func:`go_quote`: ``strconv.Quote`` / ``%q`` of a string;
 - :func:`go_float`: ``%v`` of a float64 (``1e+06``, ``1e-05``);
-- :func:`go_json`: ``encoding/json`` of a decoded JSON value (HTML characters escaped, ``1.5e-7``).
+- :func:`go_json`: ``encoding/json`` of a decoded JSON value (HTML characters escaped, ``1.5e-7``);
+- :func:`json_kind`: how Go's JSON decoder names the kind of a value it cannot unmarshal.
 """
 
 from __future__ import annotations
@@ -111,3 +112,18 @@ def fixed_digits(value: float) -> str:
     """The shortest round-tripping digits of ``value`` without an exponent (``-0`` as ``0``)."""
     text = format(Decimal(repr(value)).normalize(), "f")
     return "0" if text == "-0" else text
+
+
+def json_kind(value: Any) -> str:
+    """How Go's JSON decoder names the kind of a value in ``json: cannot unmarshal <kind> into ...``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "null"

@@ -25,10 +25,11 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.gotext import json_kind
 from clusterclass.kube.memory_crds import condition
 from clusterclass.kube.objectmeta import MalformedMetadata, coerce_object_meta
 
@@ -113,7 +114,7 @@ def _check_strings(kind: str, version: str, obj: Obj, field: str) -> None:
         return
     if not isinstance(values, Mapping):
         raise decode_error(
-            kind, version, f"json: cannot unmarshal {_json_kind(values)} into Go struct field {kind}.{field} of type "
+            kind, version, f"json: cannot unmarshal {json_kind(values)} into Go struct field {kind}.{field} of type "
             f"map[string]{'[]uint8' if kind == 'Secret' else 'string'}",
         )  # fmt: skip
     for value in values.values():
@@ -122,7 +123,7 @@ def _check_strings(kind: str, version: str, obj: Obj, field: str) -> None:
             raise decode_error(
                 kind,
                 version,
-                f"json: cannot unmarshal {_json_kind(value)} into Go struct field {kind}.{field} of type {go_type}",
+                f"json: cannot unmarshal {json_kind(value)} into Go struct field {kind}.{field} of type {go_type}",
             )
 
 
@@ -156,20 +157,6 @@ def _base64_error(text: str) -> int | None:
         padding = text.find("=")
         return padding if padding >= 0 else len(text) - len(text) % 4
     return None
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "null"
 
 
 #: the Go zero value of each built-in type that has always-present maps: what kube-apiserver's field

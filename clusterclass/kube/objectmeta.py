@@ -35,7 +35,7 @@ from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.causes import GoText
-from clusterclass.kube.gotext import go_json, go_quote
+from clusterclass.kube.gotext import go_json, go_quote, json_kind
 
 # --- apimachinery's name rules -------------------------------------------------------------------
 
@@ -218,7 +218,7 @@ def coerce_object_meta(meta: Any, *, drop_malformed: bool = False, path: str = "
     if not isinstance(meta, Mapping):
         if drop_malformed:
             return None, []
-        raise MalformedMetadata(f"json: cannot unmarshal {_json_kind(meta)} into Go value of type v1.ObjectMeta")
+        raise MalformedMetadata(f"json: cannot unmarshal {json_kind(meta)} into Go value of type v1.ObjectMeta")
     unknown = [f"{path}.{k}" for k in meta if k not in OBJECT_META_FIELDS]
     result: dict[str, Any] = {}
     for name in OBJECT_META_FIELDS:
@@ -237,7 +237,7 @@ def coerce_object_meta(meta: Any, *, drop_malformed: bool = False, path: str = "
 
 def _mismatch(value: Any, field: str, go_type: str, struct: str = "ObjectMeta") -> MalformedMetadata:
     return MalformedMetadata(
-        f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type {go_type}"
+        f"json: cannot unmarshal {json_kind(value)} into Go struct field {struct}.{field} of type {go_type}"
     )
 
 
@@ -346,21 +346,6 @@ def parse_rfc3339(text: str) -> datetime | None:
         return datetime.fromisoformat(normalised)
     except ValueError:
         return None
-
-
-def _json_kind(value: Any) -> str:
-    """How Go's JSON decoder names the kind of a value in a type mismatch."""
-    if isinstance(value, bool):
-        return "bool"
-    if is_int(value) or isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "null"
 
 
 # --- validation --------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from aiohttp import web
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, Invalid, NotFound, make_status
+from clusterclass.kube.gotext import json_kind
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.mergepatch import merge_patch
@@ -91,19 +92,6 @@ def _write_response(obj: Obj, options: WriteOptions, *, status: int = 200) -> we
     for warning in options.warnings:
         response.headers.add("Warning", _warning(warning))
     return response
-
-
-def _go_json_type(value: Any) -> str:
-    """How Go's encoding/json names the JSON type of ``value`` in unmarshal errors."""
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "null"
 
 
 class ResourceHandlers:
@@ -345,7 +333,7 @@ class ResourceHandlers:
             patch = decode_json(body, "patch")
             if kind == "merge" and not isinstance(patch, dict):
                 raise BadRequest.new(
-                    f"error decoding patch: json: cannot unmarshal {_go_json_type(patch)} into Go value of type "
+                    f"error decoding patch: json: cannot unmarshal {json_kind(patch)} into Go value of type "
                     "map[string]interface {}"
                 )
             patched = self.store.patch(
