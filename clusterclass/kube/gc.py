@@ -67,6 +67,7 @@ from typing import Any, NamedTuple, Protocol
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.kube.client import Preconditions, PropagationPolicy
 from clusterclass.kube.errors import AlreadyExists, ApiError, NotFound
+from clusterclass.kube.gotext import rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -541,7 +542,7 @@ class GarbageCollector:
             return
         self._reported.add((dependent.uid, ref.uid))
         now = self._clock()
-        stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = rfc3339(now)
         involved: Obj = {"kind": dependent.kind, "name": dependent.name, "uid": dependent.uid}
         if dependent.namespace:
             involved["namespace"] = dependent.namespace

@@ -7,7 +7,8 @@ the server's decode errors) renders values through the one set of functions here
 - :func:`go_quote`: ``strconv.Quote`` / ``%q`` of a string;
 - :func:`go_float`: ``%v`` of a float64 (``1e+06``, ``1e-05``);
 - :func:`go_json`: ``encoding/json`` of a decoded JSON value (HTML characters escaped, ``1.5e-7``);
-- :func:`json_kind`: how Go's JSON decoder names the kind of a value it cannot unmarshal.
+- :func:`json_kind`: how Go's JSON decoder names the kind of a value it cannot unmarshal;
+- :func:`rfc3339`: ``metav1.Time`` as JSON (seconds, UTC, ``Z``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -127,3 +129,10 @@ def json_kind(value: Any) -> str:
     if isinstance(value, Mapping):
         return "object"
     return "null"
+
+
+def rfc3339(moment: datetime) -> str:
+    """``metav1.Time`` as JSON: seconds precision, UTC, ``Z`` (a naive moment is taken as UTC already)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

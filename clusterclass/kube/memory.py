@@ -83,12 +83,12 @@ from clusterclass.kube.fieldmanager import apply as ssa_apply
 from clusterclass.kube.fieldmanager import record_update
 from clusterclass.kube.fieldtypes import FieldTypes, ObjectMetaTypes
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
-from clusterclass.kube.gotext import go_quote
+from clusterclass.kube.gotext import go_quote, rfc3339
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
 from clusterclass.kube.memory_crds import CRD_API_VERSION as CRD_API_VERSION
 from clusterclass.kube.memory_crds import CRD_CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
-from clusterclass.kube.memory_crds import CRD_CONTROLLER, CRD_KIND, rfc3339
+from clusterclass.kube.memory_crds import CRD_CONTROLLER, CRD_KIND
 from clusterclass.kube.memory_crds import bundled_crds as bundled_crds
 from clusterclass.kube.mergepatch import merge_patch
 from clusterclass.kube.objectmeta import (
@@ -194,9 +194,6 @@ _CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-_rfc3339 = rfc3339
 
 
 def json_copy(value: Any) -> Any:
@@ -328,7 +325,7 @@ class MemoryStore:
         """
         with self._writing():
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
-            now = _rfc3339(self._clock())
+            now = rfc3339(self._clock())
             parsed = crds.bundled_crd_infos()
             for crd in crds.bundled_crds():
                 name = crd["metadata"]["name"]
@@ -618,7 +615,7 @@ class MemoryStore:
         for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             meta.pop(system_field, None)
         meta["uid"] = self._new_uid()
-        meta["creationTimestamp"] = _rfc3339(self._clock())
+        meta["creationTimestamp"] = rfc3339(self._clock())
         if info.generation:
             meta["generation"] = 1
         if info.status_subresource:
@@ -802,7 +799,7 @@ class MemoryStore:
                 subresource="status" if status else None,
                 has_status_subresource=info.status_subresource,
                 api_version=api_version,
-                now=_rfc3339(self._clock()),
+                now=rfc3339(self._clock()),
             )
             if stored is None:
                 return self._create(
@@ -1033,7 +1030,7 @@ class MemoryStore:
             subresource=subresource,
             has_status_subresource=info.status_subresource,
             api_version=api_version,
-            now=_rfc3339(self._clock()),
+            now=rfc3339(self._clock()),
         )
         meta = new["metadata"]
         if entries:
@@ -1117,7 +1114,7 @@ class MemoryStore:
             return marked
         if info.generation and marked_meta.get("generation"):
             marked_meta["generation"] += 1
-        marked_meta["deletionTimestamp"] = _rfc3339(now)
+        marked_meta["deletionTimestamp"] = rfc3339(now)
         if kind_key == _NAMESPACE:
             marked["status"] = {**(marked.get("status") or {}), "phase": "Terminating"}
         else:

@@ -13,10 +13,11 @@ Checking a CRD and compiling its schemas is :mod:`clusterclass.kube.crds`'s job.
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime
+from datetime import datetime
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.crds import CrdInfo, load_bundled_crds, parse_crd
+from clusterclass.kube.gotext import rfc3339
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"
@@ -26,13 +27,6 @@ CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 CRD_CONTROLLER = "kube-apiserver"
 
 _NAME_KEYS = ("plural", "singular", "kind", "listKind", "shortNames", "categories")
-
-
-def rfc3339(moment: datetime) -> str:
-    """``metav1.Time`` as JSON: seconds precision, UTC, ``Z``."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def condition(kind: str, status: str, reason: str, message: str, now: datetime) -> Obj:

@@ -35,7 +35,7 @@ from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.causes import GoText
-from clusterclass.kube.gotext import go_json, go_quote, json_kind
+from clusterclass.kube.gotext import go_json, go_quote, json_kind, rfc3339
 
 # --- apimachinery's name rules -------------------------------------------------------------------
 
@@ -328,7 +328,7 @@ def _timestamp(value: Any, field: str) -> str:
         raise MalformedMetadata(
             f'parsing time {go_quote(value)} as "2006-01-02T15:04:05Z07:00": cannot parse {go_quote(value)} as "2006"'
         )
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(moment)
 
 
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")

@@ -25,6 +25,7 @@ from typing import Any
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import ApiError, BadRequest, make_status
+from clusterclass.kube.gotext import rfc3339
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -161,7 +162,7 @@ def _time(value: bytes) -> str | None:
     seconds = parts.get("seconds", 0)
     if seconds == ZERO_TIME_SECONDS and not parts.get("nanos"):
         return None
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime.fromtimestamp(seconds, UTC))
 
 
 def _map_entry(value: bytes, binary: bool) -> tuple[str, str]:
