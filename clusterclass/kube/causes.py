@@ -28,18 +28,7 @@ from clusterclass.kube.gotext import go_float, go_json, go_quote
 
 Cause = dict[str, str]
 
-#: how Go's ``field.ErrorType.String()`` names each type
-_TYPE_TEXT = {
-    ErrorType.REQUIRED: "Required value",
-    ErrorType.INVALID: "Invalid value",
-    ErrorType.TYPE_INVALID: "Invalid value",
-    ErrorType.NOT_SUPPORTED: "Unsupported value",
-    ErrorType.DUPLICATE: "Duplicate value",
-    ErrorType.FORBIDDEN: "Forbidden",
-    ErrorType.TOO_LONG: "Too long",
-    ErrorType.TOO_MANY: "Too many",
-    ErrorType.INTERNAL: "Internal error",
-}
+#: types whose bad value kube-apiserver leaves out (``Too long`` too, unlike ``ErrorType.shows_value``)
 _VALUE_HIDDEN = (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL)
 
 
@@ -79,7 +68,7 @@ def go_value(value: Any) -> str:
 
 def error_body(error: FieldError) -> str:
     """``field.Error.ErrorBody()``: the error without its field path."""
-    text = _TYPE_TEXT[error.type]
+    text = error.type.display  # Go's field.ErrorType.String()
     if error.type not in _VALUE_HIDDEN and error.value is not OMITTED:
         text += f": {go_value(error.value)}"
     if error.detail:
