@@ -65,6 +65,7 @@ from clusterclass.kube.fieldpaths import (
 )
 from clusterclass.kube.fieldtypes import ITEM, FieldTypes, ListType, Path
 from clusterclass.kube.gotext import go_json, go_quote
+from clusterclass.kube.jsoncopy import json_copy
 
 #: the manager that owns what an object held before its first apply, when nothing tracked it
 BEFORE_FIRST_APPLY: Final = "before-first-apply"
@@ -302,14 +303,6 @@ def _collect(cursor: _Cursor, value: Any, node: FieldSet, allow_duplicates: bool
         node.member = True
 
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
 def json_equal(a: Any, b: Any) -> bool:
     """Equality of JSON values: ``1 == 1.0``, but ``True != 1``; a null field differs from a missing one."""
     if isinstance(a, dict):
@@ -342,7 +335,7 @@ def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -
             for name, value in live.items():
                 applied = config.get(name, _MISSING)
                 if applied is _MISSING:
-                    out[name] = _copy(value)
+                    out[name] = json_copy(value)
                 elif type(applied) is type(value) and type(value) in _SCALARS and applied == value:
                     out[name] = value
                 else:
@@ -351,7 +344,7 @@ def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -
             for name, value in config.items():
                 if name not in live:
                     sub = cursor.field(name)
-                    out[name] = _copy(value)
+                    out[name] = json_copy(value)
                     diff.add(sub, value, (trail, sub.element))
             return out
     elif isinstance(config, list):
@@ -362,12 +355,12 @@ def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -
     elif type(live) is type(config) and live == config:
         return live
     if json_equal(live, config):
-        return _copy(live)
+        return json_copy(live)
     if (config is None and isinstance(live, dict | list)) or (live is None and isinstance(config, dict | list)):
         diff.exact = False  # null against a map or list: the comparison says what changed
     elif trail is not None:
         diff.modified.insert(_trail_path(trail))
-    return _copy(config)
+    return json_copy(config)
 
 
 def _merge_list(cursor: _Cursor, live: list[Any], config: list[Any], trail: Trail, diff: _Diff) -> list[Any]:
@@ -403,11 +396,11 @@ def _merge_list(cursor: _Cursor, live: list[Any], config: list[Any], trail: Trai
         order.append(element)
         value = configured[element]
         if element in duplicated:
-            return _copy(value)
+            return json_copy(value)
         base = present.get(element, _MISSING)
         if base is _MISSING:
             diff.add(item_cursor, value, (trail, element))
-            return _copy(value)
+            return json_copy(value)
         return _merge(item_cursor, base, value, (trail, element), diff)
 
     out: list[Any] = []
@@ -432,7 +425,7 @@ def _merge_list(cursor: _Cursor, live: list[Any], config: list[Any], trail: Trai
             element = live_elements[li]
             if element not in configured:
                 order.append(element)
-                out.append(_copy(live[li]))
+                out.append(json_copy(live[li]))
                 li += 1
                 continue
             if element in done:
@@ -1046,7 +1039,7 @@ def _raw_or_set_within(entry: _Entry, fields: FieldSet) -> bool:
 def _restrict(live: Obj, merged: Obj, subresource: str | None, has_status_subresource: bool) -> Obj:
     """What the write may change: only ``status`` through the status subresource, all but it otherwise."""
     if subresource == "status":
-        result: Obj = _copy(live)
+        result: Obj = json_copy(live)
         if "status" in merged:
             result["status"] = merged["status"]
         else:
@@ -1054,7 +1047,7 @@ def _restrict(live: Obj, merged: Obj, subresource: str | None, has_status_subres
         return result
     if has_status_subresource:
         if "status" in live:
-            merged["status"] = _copy(live["status"])
+            merged["status"] = json_copy(live["status"])
         else:
             merged.pop("status", None)
     return merged

@@ -56,7 +56,7 @@ import os
 import random
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -85,6 +85,7 @@ from clusterclass.kube.fieldtypes import FieldTypes, ObjectMetaTypes
 from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.gotext import go_quote, rfc3339
 from clusterclass.kube.json_patch import apply_json_patch
+from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
 from clusterclass.kube.memory_crds import CRD_API_VERSION as CRD_API_VERSION
 from clusterclass.kube.memory_crds import CRD_CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
@@ -194,28 +195,6 @@ _CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts, lists, scalars), several times faster than ``copy.deepcopy``.
-
-    Other mappings become dicts and tuples lists, as a JSON round trip would make them.
-    """
-    kind = type(value)
-    if kind is dict:
-        return {key: json_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [json_copy(item) for item in value]
-    if kind in _SCALARS:
-        return value
-    if isinstance(value, Mapping):
-        return {key: json_copy(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_copy(item) for item in value]
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _stored_copy(obj: Obj) -> Obj:

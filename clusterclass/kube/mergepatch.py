@@ -6,15 +6,16 @@ lists included, replaces the target value whole. A dozen lines, so our own (see 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from clusterclass.kube.jsoncopy import json_copy
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """``target`` with ``patch`` merged in; neither argument is changed."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return json_copy(patch)
+    result = json_copy(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
