@@ -24,7 +24,13 @@ from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.crdnodes import MISSING, Node, correlate_items, join_path
 from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
 from clusterclass.topology.variables.celast import selected_fields
-from clusterclass.topology.variables.celrules import TOTAL_COST_BUDGET, cel_value, parse_field_path, rule_label
+from clusterclass.topology.variables.celrules import (
+    TOTAL_COST_BUDGET,
+    cel_value,
+    parse_field_path,
+    rule_label,
+    rule_message,
+)
 from clusterclass.topology.variables.schema import Rule
 
 
@@ -118,19 +124,9 @@ class CelRun:
             self.errors.append(FieldError(target, ErrorType.INVALID, message, shown))
 
     def message(self, rule: Rule, activation: dict[str, Any]) -> str:
-        if rule.message_expression.strip():
-            try:
-                program = self.backend.compile(rule.message_expression)
-                evaluation = self.backend.evaluate(
-                    program, activation, cost_limit=min(DEFAULT_COST_LIMIT, max(self.remaining, 0))
-                )
-                self.remaining -= evaluation.cost
-                text = evaluation.value
-                if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5000:
-                    return text.strip()
-            except CelError:
-                pass
-        return rule.message.strip() or f"failed rule: {rule.rule.strip()}"
+        text, cost = rule_message(self.backend, rule, activation, self.remaining)
+        self.remaining -= cost
+        return text
 
 
 def _node_type(node: Node) -> str:

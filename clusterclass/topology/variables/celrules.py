@@ -205,19 +205,9 @@ class _Run:
         self.errors.append(_error_for_reason(rule.reason, target, value, self.message(rule, activation)))
 
     def message(self, rule: Rule, activation: dict[str, Any]) -> str:
-        if rule.message_expression.strip():
-            try:
-                program = self.backend.compile(rule.message_expression)
-                evaluation = self.backend.evaluate(
-                    program, activation, cost_limit=min(DEFAULT_COST_LIMIT, max(self.remaining, 0))
-                )
-                self.remaining -= evaluation.cost
-            except CelError:
-                evaluation = None
-            text = evaluation.value if evaluation is not None else None
-            if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= MAX_MESSAGE_LENGTH:
-                return text.strip()
-        return rule_label(rule)
+        text, cost = rule_message(self.backend, rule, activation, self.remaining)
+        self.remaining -= cost
+        return text
 
     def stop(self, path: str, value: Any) -> None:
         detail = "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -228,6 +218,26 @@ class _Run:
 def rule_label(rule: Rule) -> str:
     """How Kubernetes names a rule in an error: its message, else ``failed rule: <rule>``."""
     return rule.message.strip() or f"failed rule: {rule.rule.strip()}"
+
+
+def rule_message(backend: CelBackend, rule: Rule, activation: dict[str, Any], remaining: int) -> tuple[str, int]:
+    """The detail of a failed rule and the cost spent finding it.
+
+    The ``messageExpression`` result when it evaluates (within ``remaining``) to a non-empty single-line
+    string of at most :data:`MAX_MESSAGE_LENGTH` characters, else :func:`rule_label`: what
+    kube-apiserver reports, for ClusterClass variables and CRD schemas alike.
+    """
+    if rule.message_expression.strip():
+        try:
+            program = backend.compile(rule.message_expression)
+            evaluation = backend.evaluate(program, activation, cost_limit=min(DEFAULT_COST_LIMIT, max(remaining, 0)))
+        except CelError:
+            return rule_label(rule), 0
+        text = evaluation.value
+        if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= MAX_MESSAGE_LENGTH:
+            return text.strip(), evaluation.cost
+        return rule_label(rule), evaluation.cost
+    return rule_label(rule), 0
 
 
 def _error_for_reason(reason: str, path: str, value: Any, message: str) -> FieldError:
