@@ -61,7 +61,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
 from clusterclass.api.objects import Obj, split_api_version
@@ -217,19 +217,15 @@ class _Unresolvable(Exception):
         self.retry = retry
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class GarbageCollector:
     """kube-controller-manager's garbage collector for one embedded store (see the module docstring).
 
     The store calls :meth:`observe_stored` for every object it stores (created or changed, and every
     object it loads at start), :meth:`observe_removed` for every object it removes, and
-    :meth:`run_pending` before it answers a write, all while holding its lock. ``clock`` stamps Events.
+    :meth:`run_pending` before it answers a write, all while holding its lock. ``clock`` (the store's) stamps Events.
     """
 
-    def __init__(self, store: GcStore, *, clock: Callable[[], datetime] = _utc_now) -> None:
+    def __init__(self, store: GcStore, *, clock: Callable[[], datetime]) -> None:
         self._store = store
         self._clock = clock
         self._nodes: dict[str, _Node] = {}
@@ -311,11 +307,6 @@ class GarbageCollector:
                     self._failed[(queue, uid)] = None
         finally:
             self._running = False
-
-    @property
-    def pending(self) -> bool:
-        """Whether work is queued (including failed attempts to retry)."""
-        return bool(self._attempt_to_delete or self._attempt_to_orphan or self._failed)
 
     # -- the graph -----------------------------------------------------------------------------------
 

@@ -66,9 +66,10 @@ from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.kube import memory_builtins as builtins
 from clusterclass.kube import memory_crds as crds
-from clusterclass.kube.causes import invalid_error, to_causes
+from clusterclass.kube.causes import invalid_error, qualified_kind, to_causes
 from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
-from clusterclass.kube.crds import CrdInfo, parse_crd
+from clusterclass.kube.crds import GROUP as CRD_GROUP
+from clusterclass.kube.crds import CrdInfo, FieldValidation, parse_crd
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -86,7 +87,7 @@ from clusterclass.kube.gc import GarbageCollector, deletion_finalizers
 from clusterclass.kube.gotext import go_quote, rfc3339
 from clusterclass.kube.json_patch import apply_json_patch
 from clusterclass.kube.jsoncopy import json_copy
-from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER, FieldValidation
+from clusterclass.kube.memory_builtins import NAMESPACE_FINALIZER
 from clusterclass.kube.memory_crds import CRD_API_VERSION as CRD_API_VERSION
 from clusterclass.kube.memory_crds import CRD_CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
 from clusterclass.kube.memory_crds import CRD_CONTROLLER, CRD_KIND
@@ -98,13 +99,14 @@ from clusterclass.kube.objectmeta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from clusterclass.kube.persistence import SqliteState
-from clusterclass.kube.selectors import SelectorError, as_selector
+from clusterclass.kube.persistence import Key, SqliteState
+from clusterclass.kube.selectors import Selector, SelectorError, as_selector
 from clusterclass.kube.watch import (
     DEFAULT_BOOKMARK_INTERVAL,
     DEFAULT_BUFFER_SIZE,
     DEFAULT_HISTORY_SIZE,
     Change,
+    KindKey,
     MemoryWatch,
     WatchHub,
     wake,
@@ -148,8 +150,6 @@ class KindInfo:
     versions: frozenset[str] = field(default_factory=frozenset)
     #: the name of the CRD that serves this kind; "" for built-in kinds and plain registrations
     crd: str = ""
-    #: whether an update without ``metadata.resourceVersion`` is allowed (built-in kinds; never custom resources)
-    unconditional_update: bool = False
     #: whether some served version has a ``scale`` subresource
     scale_subresource: bool = False
     #: the parsed CRD (schemas for decoding, defaulting, validation, field types); None for built-in kinds
@@ -163,7 +163,16 @@ class KindInfo:
     @property
     def qualified_kind(self) -> str:
         """``Cluster.cluster.x-k8s.io``; ``ConfigMap`` for the core group."""
-        return f"{self.kind}.{self.group}" if self.group else self.kind
+        return qualified_kind(self)
+
+    @property
+    def unconditional_update(self) -> bool:
+        """Whether an update without ``metadata.resourceVersion`` is allowed.
+
+        The kinds that keep ``metadata.generation`` here (custom resources, CRDs) are the ones whose
+        strategy refuses it; the other built-in kinds allow it.
+        """
+        return not self.generation
 
 
 #: (apiVersion, kind, namespaced, status subresource, generation): the built-in kinds of every store
@@ -181,16 +190,13 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 #: the ``Warning`` texts a write sends
 Warnings = list[str]
-#: (group, kind, namespace, name); namespace "" for cluster-scoped kinds
-Key = tuple[str, str, str, str]
-KindKey = tuple[str, str]
 #: (namespace, name) inside one kind
 NameKey = tuple[str, str]
 
 _OBJECT_META_TYPES = ObjectMetaTypes()
 _NAMESPACE: KindKey = ("", "Namespace")
 _EVENT: KindKey = ("", "Event")
-_CRD: KindKey = ("apiextensions.k8s.io", CRD_KIND)
+_CRD: KindKey = (CRD_GROUP, CRD_KIND)
 
 
 def _utc_now() -> datetime:
@@ -268,13 +274,11 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._kinds: dict[KindKey, KindInfo] = {}
         self._objects: dict[KindKey, dict[NameKey, Obj]] = {}
-        self._namespace_content: dict[str, int] = {}
         self._resource_version = 0
         self._transaction: _Transaction | None = None
         self._hub = WatchHub(
             self._lock,
             lambda: self._resource_version,
-            _served_at,
             history_size=history_size,
             buffer_size=watch_buffer,
             bookmark_interval=bookmark_interval,
@@ -340,14 +344,12 @@ class MemoryStore:
         status_subresource: bool = True,
         generation: bool = True,
         plural: str | None = None,
-        unconditional_update: bool | None = None,
     ) -> KindInfo:
         """Serve ``kind`` in ``api_version`` (as installing its CRD would); other versions stay served.
 
         ``generation`` says whether the server keeps ``metadata.generation`` (true for every custom
-        resource). ``plural`` defaults to :func:`plural_of`. ``unconditional_update`` (whether an
-        update may leave out ``metadata.resourceVersion``) defaults to ``not generation``: built-in
-        kinds allow it, custom resources never do.
+        resource; an update must then carry ``metadata.resourceVersion``). ``plural`` defaults to
+        :func:`plural_of`.
         """
         group, version = split_api_version(api_version)
         with self._lock, self._writing():
@@ -362,7 +364,6 @@ class MemoryStore:
                     status_subresource=status_subresource,
                     generation=generation,
                     versions=versions,
-                    unconditional_update=not generation if unconditional_update is None else unconditional_update,
                 )
             )
 
@@ -444,10 +445,7 @@ class MemoryStore:
         """The matching objects, ordered by namespace and name, and the store's resourceVersion."""
         with self._lock:
             info = self.kind_info(api_version, kind)
-            try:
-                selector = as_selector(label_selector)
-            except SelectorError as err:
-                raise BadRequest.new(str(err)) from err
+            selector = _request_selector(label_selector)
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
@@ -476,10 +474,7 @@ class MemoryStore:
         """
         with self._lock:
             info = self.kind_info(api_version, kind)
-            try:
-                selector = as_selector(label_selector)
-            except SelectorError as err:
-                raise BadRequest.new(str(err)) from err
+            selector = _request_selector(label_selector)
             start = self._watch_start(resource_version)
             kind_key = (info.group, info.kind)
             wanted = namespace if info.namespaced and namespace else None
@@ -1143,13 +1138,10 @@ class MemoryStore:
     def _undo(self, transaction: _Transaction) -> None:
         for kind_key, name_key, previous in reversed(transaction.undo):
             bucket = self._objects.setdefault(kind_key, {})
-            current = bucket.get(name_key)
             if previous is None:
                 bucket.pop(name_key, None)
             else:
                 bucket[name_key] = previous
-            if name_key[0] and (current is None) != (previous is None):
-                self._count_content(name_key[0], 1 if previous is not None else -1)
         self._resource_version = transaction.start_version
         for kind_key, before in reversed(transaction.kinds_before):
             if before is None:
@@ -1178,8 +1170,6 @@ class MemoryStore:
             self._resource_version += 1
         meta["resourceVersion"] = str(self._resource_version)
         bucket[name_key] = obj
-        if previous is None and name_key[0]:
-            self._count_content(name_key[0], 1)
         transaction.undo.append((kind_key, name_key, previous))
         transaction.net[(*kind_key, *name_key)] = obj
         change = Change(self._resource_version, "MODIFIED" if previous else "ADDED", name_key[0], obj, previous)
@@ -1200,8 +1190,6 @@ class MemoryStore:
         name_key = (meta.get("namespace", "") if info.namespaced else "", meta["name"])
         del self._objects[kind_key][name_key]
         self._resource_version += 1
-        if name_key[0]:
-            self._count_content(name_key[0], -1)
         transaction.undo.append((kind_key, name_key, stored))
         transaction.net[(*kind_key, *name_key)] = None
         transaction.changes.append((kind_key, Change(self._resource_version, "DELETED", name_key[0], None, stored)))
@@ -1227,13 +1215,6 @@ class MemoryStore:
         assert transaction is not None
         if (what, name) not in transaction.work:
             transaction.work.append((what, name))
-
-    def _count_content(self, namespace: str, delta: int) -> None:
-        count = self._namespace_content.get(namespace, 0) + delta
-        if count:
-            self._namespace_content[namespace] = count
-        else:
-            self._namespace_content.pop(namespace, None)
 
     # -- internals: the namespace controller ---------------------------------------------------------
 
@@ -1382,8 +1363,7 @@ class MemoryStore:
     def _restore(self, stored: Iterable[Obj]) -> None:
         """Rebuild the store from a state file: CRDs first (registering their kinds), then the rest."""
         objects = list(stored)
-        crds = [obj for obj in objects if (_group(obj), obj.get("kind")) == _CRD]
-        for crd in crds:
+        for crd in (obj for obj in objects if (_group(obj), obj.get("kind")) == _CRD):
             # a CRD being deleted too: its remaining objects must still be readable and finalizable
             self._register(self._crd_info(crd["metadata"]["name"], parse_crd(crd)))
         for obj in objects:
@@ -1393,8 +1373,6 @@ class MemoryStore:
             namespace = str(meta.get("namespace") or "")
             bucket = self._objects.setdefault((group, kind), {})
             bucket[(namespace if info is None or info.namespaced else "", meta["name"])] = obj
-            if namespace:
-                self._count_content(namespace, 1)
             self._gc.observe_stored(obj)
         for kind_key, info in self._kinds.items():
             if info.schema is not None:
@@ -1483,15 +1461,15 @@ class MemoryStore:
         return details
 
     def _raise_invalid(self, info: KindInfo, name: str, field_path: str, reason: str, detail: str) -> NoReturn:
-        details: dict[str, Any] = {
-            "name": name,
-            "kind": info.kind,
-            "causes": [{"reason": reason, "message": detail, "field": field_path}],
-        }
-        if info.group:
-            details["group"] = info.group
-        message = f'{info.qualified_kind} "{name}" is invalid: {field_path}: {detail}'
-        raise Invalid(make_status(422, "Invalid", message, details=details))
+        raise invalid_error(info, name, [{"reason": reason, "message": detail, "field": field_path}])
+
+
+def _request_selector(label_selector: LabelSelector | None) -> Selector:
+    """A request's label selector, parsed; BadRequest when it does not parse, as kube-apiserver answers."""
+    try:
+        return as_selector(label_selector)
+    except SelectorError as err:
+        raise BadRequest.new(str(err)) from err
 
 
 def _group(obj: Obj) -> str:

@@ -25,15 +25,14 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
 
 from clusterclass.api.objects import Obj
+from clusterclass.kube.crds import FieldValidation
 from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.gotext import json_kind
 from clusterclass.kube.memory_crds import condition
 from clusterclass.kube.objectmeta import MalformedMetadata, coerce_object_meta
 
-FieldValidation = Literal["Strict", "Warn", "Ignore"]
 KindKey = tuple[str, str]
 
 #: the ``spec.finalizers`` entry the namespace controller removes once a deleted namespace is empty
@@ -112,14 +111,14 @@ def _check_strings(kind: str, version: str, obj: Obj, field: str) -> None:
     values = obj.get(field)
     if values is None:
         return
+    go_type = "[]uint8" if kind == "Secret" else "string"
     if not isinstance(values, Mapping):
         raise decode_error(
             kind, version, f"json: cannot unmarshal {json_kind(values)} into Go struct field {kind}.{field} of type "
-            f"map[string]{'[]uint8' if kind == 'Secret' else 'string'}",
+            f"map[string]{go_type}",
         )  # fmt: skip
     for value in values.values():
         if value is not None and not isinstance(value, str):
-            go_type = "[]uint8" if kind == "Secret" else "string"
             raise decode_error(
                 kind,
                 version,

@@ -16,11 +16,11 @@ import functools
 from datetime import datetime
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.crds import CrdInfo, load_bundled_crds, parse_crd
+from clusterclass.kube.crds import API_VERSION, KIND, CrdInfo, load_bundled_crds, parse_crd
 from clusterclass.kube.gotext import rfc3339
 
-CRD_API_VERSION = "apiextensions.k8s.io/v1"
-CRD_KIND = "CustomResourceDefinition"
+CRD_API_VERSION = API_VERSION
+CRD_KIND = KIND
 #: the finalizer kube-apiserver puts on a deleted CRD until its custom resources are gone
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 #: who the apiextensions controllers write as (managedFields), as on a real cluster

@@ -46,7 +46,7 @@ Key = tuple[str, str, str, str]
 
 #: ``PRAGMA application_id`` of a clusterclass state file ("CCst")
 APPLICATION_ID = 0x43437374
-#: the schema this module writes; :data:`_MIGRATIONS` would upgrade older ones
+#: the schema this module writes and reads; a file of another version is refused
 SCHEMA_VERSION = 1
 
 _SCHEMA = (

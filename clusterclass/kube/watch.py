@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import threading
 import time
 from collections import deque
@@ -326,15 +325,13 @@ def wake(waiters: Iterable[asyncio.Future[None]]) -> None:
 class WatchHub:
     """The histories and open watches of one store; every method runs under the store's lock.
 
-    ``current`` reads the store's latest resourceVersion; ``serve`` turns a stored object into the
-    caller's copy in the requested apiVersion with the given resourceVersion.
+    ``current`` reads the store's latest resourceVersion.
     """
 
     def __init__(
         self,
         lock: threading.RLock,
         current: Callable[[], int],
-        serve: Callable[[Obj, str, int], Obj],
         *,
         history_size: int = DEFAULT_HISTORY_SIZE,
         buffer_size: int = DEFAULT_BUFFER_SIZE,
@@ -344,7 +341,6 @@ class WatchHub:
             raise ValueError("history_size and buffer_size must be positive, bookmark_interval above zero")
         self.lock = lock
         self.current = current
-        self.serve = serve
         self.history_size = history_size
         self.buffer_size = buffer_size
         self.bookmark_interval = bookmark_interval
@@ -378,11 +374,12 @@ class WatchHub:
         current_objects: Callable[[], Iterable[tuple[str, Obj]]],
         bookmarks: bool,
         timeout_seconds: float | None,
-        serve: Callable[[Obj, str, int], Obj] | None = None,
+        serve: Callable[[Obj, str, int], Obj],
     ) -> MemoryWatch:
         """A new watch; ``resource_version`` None starts with the current objects (``current_objects``).
 
-        ``serve`` copies a stored object for this watch's reader (the hub's own when None).
+        ``serve`` turns a stored object into this watch's reader's copy, in the watch's apiVersion
+        with the given resourceVersion.
         """
         watch = MemoryWatch(
             self,
@@ -393,7 +390,7 @@ class WatchHub:
             selector=selector,
             bookmarks=bookmarks,
             timeout_seconds=timeout_seconds,
-            serve=serve or self.serve,
+            serve=serve,
         )
         if resource_version is None:
             watch._prefill(
@@ -426,18 +423,8 @@ class WatchHub:
     def drop_kind(self, kind_key: KindKey) -> None:
         """A kind no longer served (its CRD is gone): its watches end and its history is forgotten."""
         for watch in tuple(self._watches.pop(kind_key, ())):
-            with watch._lock:
-                watch._closed = True
-                watch._wake()
+            watch.close()
         self._histories.pop(kind_key, None)
 
     def watch_count(self) -> int:
         return sum(len(watches) for watches in self._watches.values())
-
-
-def served_copy(obj: Obj, api_version: str, resource_version: int) -> Obj:
-    """A deep copy of stored ``obj`` in ``api_version`` carrying ``resource_version``."""
-    served = copy.deepcopy(obj)
-    served["apiVersion"] = api_version
-    served["metadata"]["resourceVersion"] = str(resource_version)
-    return served
