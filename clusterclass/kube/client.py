@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypedDict
 
-from clusterclass.api.objects import Obj, split_api_version
+from clusterclass.api.objects import Obj
+from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.selectors import Selector
 
 #: a label selector in any form a Client accepts: the string form, a parsed Selector, or a
@@ -32,6 +33,10 @@ PropagationPolicy = Literal["Background", "Foreground", "Orphan"]
 PatchType = Literal["merge", "json"]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+
+#: the manager every backend records a non-apply write under when the caller names none
+#: (kube-apiserver takes the User-Agent up to its first "/", which is the same word)
+DEFAULT_FIELD_MANAGER = "clusterclass"
 
 
 class Preconditions(TypedDict, total=False):
@@ -72,10 +77,28 @@ class Resource:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @classmethod
-    def of(cls, api_version: str, kind: str, plural: str, *, namespaced: bool, status: bool) -> Resource:
-        group, version = split_api_version(api_version)
-        return cls(group, version, kind, plural, namespaced, frozenset({"status"} if status else ()))
+    @property
+    def group_resource(self) -> str:
+        """How errors name the resource: ``clusters.cluster.x-k8s.io``; ``configmaps`` for the core group."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def object_kind(obj: Any) -> tuple[str, str, dict[str, Any]]:
+    """The ``apiVersion``, ``kind`` and ``metadata`` of an object sent to be written.
+
+    Raises :class:`~clusterclass.kube.errors.BadRequest` with kube-apiserver's message when one is
+    missing, so every backend refuses a malformed object the same way before looking anything up.
+    """
+    if not isinstance(obj, dict):
+        raise BadRequest.new("the object must be a JSON object")
+    api_version, kind, meta = obj.get("apiVersion"), obj.get("kind"), obj.get("metadata")
+    if not api_version or not isinstance(api_version, str):
+        raise BadRequest.new("Object 'apiVersion' is missing")
+    if not kind or not isinstance(kind, str):
+        raise BadRequest.new("Object 'Kind' is missing")
+    if not isinstance(meta, dict):
+        raise BadRequest.new("Object 'metadata' is missing or not an object")
+    return api_version, kind, meta
 
 
 class ObjectList(NamedTuple):

@@ -5,13 +5,13 @@ exceptions, so a controller branches on the type (``except NotFound``) and never
 The message and reason are kube-apiserver's own where we know them, so an error from the memory
 store reads the same as one from a real server: ``clusters.cluster.x-k8s.io "c1" not found``.
 
-:func:`from_status` turns a ``Status`` received from a server back into the matching type; the
-``status_*`` helpers build the ``Status`` bodies the memory store raises.
+:func:`from_status` turns a ``Status`` received from a server back into the matching type;
+:func:`make_status` builds the ``Status`` bodies the memory store and the API front raise.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from clusterclass.errors import ClusterClassError
 
@@ -45,7 +45,7 @@ class ApiError(ClusterClassError):
         super().__init__(self.message)
 
     @classmethod
-    def new(cls, message: str, *, details: dict[str, Any] | None = None) -> ApiError:
+    def new(cls, message: str, *, details: dict[str, Any] | None = None) -> Self:
         """An error of this class with its usual code and reason."""
         return cls(make_status(cls.default_code, cls.default_reason, message, details=details))
 

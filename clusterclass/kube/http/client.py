@@ -35,7 +35,7 @@ import platform
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Self, cast, get_args
 from urllib.parse import quote
 
 import aiohttp
@@ -45,6 +45,7 @@ from clusterclass import __version__ as _version
 from clusterclass.api.objects import Obj
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.client import (
+    DEFAULT_FIELD_MANAGER,
     Client,
     LabelSelector,
     ObjectList,
@@ -53,19 +54,18 @@ from clusterclass.kube.client import (
     PropagationPolicy,
     Resource,
     WatchEvent,
+    WatchEventType,
+    object_kind,
 )
 from clusterclass.kube.errors import ApiError, BadRequest, Status, from_status, make_status
 from clusterclass.kube.http.auth import Authenticator
-from clusterclass.kube.http.discovery import Discovery
+from clusterclass.kube.http.discovery import Discovery, group_version_path
 from clusterclass.kube.http.kubeconfig import Config, in_cluster_config, load_config, load_kubeconfig
 from clusterclass.kube.http.tls import ContextCache
 from clusterclass.kube.selectors import SelectorError, as_selector
 
 log = logging.getLogger(__name__)
 
-#: the manager of writes that name none, as the memory backend names them (kube-apiserver would take
-#: the User-Agent up to its first "/", which is the same word)
-DEFAULT_FIELD_MANAGER = "clusterclass"
 USER_AGENT = f"clusterclass/{_version} ({platform.system().lower()}/{platform.machine().lower()})"
 
 PATCH_CONTENT_TYPES: dict[str, str] = {
@@ -75,7 +75,7 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 }
 #: the longest a Retry-After answer makes a request wait before it is sent again
 MAX_RETRY_AFTER_SECONDS = 10.0
-WATCH_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
+WATCH_EVENT_TYPES = frozenset(get_args(WatchEventType))
 
 #: the reason a Status would have for an HTTP code, for answers that come without one
 _REASONS: dict[int, str] = {
@@ -270,13 +270,16 @@ class HttpClient:
         field_manager: str | None = None,
         status: bool = False,
     ) -> Obj:
-        content_type = PATCH_CONTENT_TYPES.get(patch_type)
-        if content_type is None or patch_type not in ("merge", "json"):
+        if patch_type not in get_args(PatchType):
             raise BadRequest.new(f"unsupported patch type {patch_type!r}: use merge or json")
         resource = await self.resource(api_version, kind)
         path = _object_path(resource, _namespace(resource, namespace), name, "status" if status else None)
         return await self._send_json(
-            "PATCH", path, patch, query=_write_query(dry_run, field_manager), content_type=content_type
+            "PATCH",
+            path,
+            patch,
+            query=_write_query(dry_run, field_manager),
+            content_type=PATCH_CONTENT_TYPES[patch_type],
         )
 
     async def delete(
@@ -323,15 +326,7 @@ class HttpClient:
 
     async def _target(self, obj: Any, *, need_name: bool = True) -> tuple[Resource, str | None, str]:
         """The resource, namespace and name an object is written to, checked as the memory store checks them."""
-        if not isinstance(obj, dict):
-            raise BadRequest.new("the object must be a JSON object")
-        api_version, kind, meta = obj.get("apiVersion"), obj.get("kind"), obj.get("metadata")
-        if not api_version or not isinstance(api_version, str):
-            raise BadRequest.new("Object 'apiVersion' is missing")
-        if not kind or not isinstance(kind, str):
-            raise BadRequest.new("Object 'Kind' is missing")
-        if not isinstance(meta, dict):
-            raise BadRequest.new("Object 'metadata' is missing or not an object")
+        api_version, kind, meta = object_kind(obj)
         resource = await self.resource(api_version, kind)
         name = meta.get("name")
         if need_name and (not name or not isinstance(name, str)):
@@ -450,22 +445,18 @@ def _check_protocol(client: HttpClient) -> Client:
 # -- paths and queries -----------------------------------------------------------------------------
 
 
-def _qualified(resource: Resource) -> str:
-    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
-
-
 def _namespace(resource: Resource, namespace: Any, *, what: str = "the request") -> str | None:
     """The namespace in the path: None for cluster-scoped kinds (one given is ignored), required otherwise."""
     if not resource.namespaced:
         return None
     if not namespace or not isinstance(namespace, str):
-        raise BadRequest.new(f"{what} needs a namespace: {_qualified(resource)} is namespaced")
+        raise BadRequest.new(f"{what} needs a namespace: {resource.group_resource} is namespaced")
     return str(namespace)
 
 
 def _collection_path(resource: Resource, namespace: str | None) -> str:
     """``/apis/g/v[/namespaces/ns]/plural``; a namespaced kind without a namespace spans all of them."""
-    path = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    path = group_version_path(resource.api_version)
     if resource.namespaced and namespace:
         path += f"/namespaces/{quote(namespace, safe='')}"
     return f"{path}/{resource.plural}"
@@ -503,20 +494,13 @@ async def _json_body(response: aiohttp.ClientResponse) -> Any:
     try:
         return json.loads(data)
     except ValueError as err:
-        raise ApiError(
-            make_status(
-                500,
-                "InternalError",
-                f"{response.method} {response.url}: the answer is not JSON ({err}): {_snippet(data)}",
-            )
-        ) from err
+        what = f"{response.method} {response.url}"
+        raise ApiError.new(f"{what}: the answer is not JSON ({err}): {_snippet(data)}") from err
 
 
 def _object_of(answer: Any, response: aiohttp.ClientResponse) -> Obj:
     if not isinstance(answer, dict):
-        raise ApiError(
-            make_status(500, "InternalError", f"{response.method} {response.url}: the answer is not a JSON object")
-        )
+        raise ApiError.new(f"{response.method} {response.url}: the answer is not a JSON object")
     return answer
 
 
@@ -594,9 +578,7 @@ def _watch_event(line: bytes, api_version: str, kind: str, url: str) -> WatchEve
     try:
         event = json.loads(line)
     except ValueError as err:
-        raise ApiError(
-            make_status(500, "InternalError", f"GET {url}: a watch event is not JSON ({err}): {_snippet(line)}")
-        ) from err
+        raise ApiError.new(f"GET {url}: a watch event is not JSON ({err}): {_snippet(line)}") from err
     kind_of_event = event.get("type") if isinstance(event, dict) else None
     obj = event.get("object") if isinstance(event, dict) else None
     if kind_of_event == "ERROR":
@@ -609,7 +591,7 @@ def _watch_event(line: bytes, api_version: str, kind: str, url: str) -> WatchEve
             }
         )
     if kind_of_event not in WATCH_EVENT_TYPES or not isinstance(obj, dict):
-        raise ApiError(make_status(500, "InternalError", f"GET {url}: unexpected watch event: {_snippet(line)}"))
+        raise ApiError.new(f"GET {url}: unexpected watch event: {_snippet(line)}")
     obj.setdefault("apiVersion", api_version)
     obj.setdefault("kind", kind)
     return cast(WatchEvent, {"type": kind_of_event, "object": obj})

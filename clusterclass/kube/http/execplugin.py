@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from clusterclass.kube.errors import ApiError, make_status
+from clusterclass.kube.errors import ApiError
 from clusterclass.kube.http.kubeconfig import ExecConfig
 
 #: how long a non-interactive plugin may run before it is considered hung
@@ -41,7 +41,7 @@ class CredentialError(ApiError):
 
 
 def credential_error(message: str) -> CredentialError:
-    return CredentialError(make_status(401, "Unauthorized", f"getting credentials: {message}"))
+    return CredentialError.new(f"getting credentials: {message}")
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class ExecPlugin:
             self._cached = await self.run()
             return self._cached
 
-    def invalidate(self, used: ExecCredential | None = None) -> None:
+    def invalidate(self, used: ExecCredential) -> None:
         """Forget the credential (the server refused it), unless another request already replaced it."""
-        if used is None or self._cached is used:
+        if self._cached is used:
             self._cached = None
 
     def _interactive(self) -> bool:
