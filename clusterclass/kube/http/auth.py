@@ -74,9 +74,7 @@ class Authenticator:
     def __init__(self, config: Config, *, stdin_is_terminal: bool | None = None) -> None:
         self.config = config
         self._token_file = _TokenFile(config.token_file) if config.token_file else None
-        static = bool(
-            config.token or config.token_file or config.username or (config.client_cert and config.client_key)
-        )
+        static = bool(config.token or config.token_file or config.username or config.client_pair)
         self._exec = (
             ExecPlugin(config.exec, stdin_is_terminal=stdin_is_terminal) if config.exec and not static else None
         )
@@ -85,9 +83,7 @@ class Authenticator:
     async def credentials(self) -> Credentials:
         """The headers and client certificate for the next request."""
         authorization: str | None = None
-        client_pair: tuple[bytes, bytes] | None = None
-        if self.config.client_cert and self.config.client_key:
-            client_pair = (self.config.client_cert, self.config.client_key)
+        client_pair = self.config.client_pair
         used: ExecCredential | None = None
         if self._token_file is not None:
             authorization = f"Bearer {self._token_file.token()}"

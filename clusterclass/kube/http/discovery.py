@@ -4,7 +4,7 @@ A request needs the plural resource name and whether the kind is namespaced, whi
 knows (a CRD decides them). :class:`Discovery` asks ``/api/v1`` or ``/apis/<group>/<version>`` once
 per group version and keeps the answer. A kind missing from the cached answer is looked up again
 once before it is reported NotFound, because a CRD installed after the first look is served by
-then; :meth:`Discovery.invalidate` drops everything (after a CRD is deleted, say).
+then; a group version the server stopped serving is dropped when its fetch answers NotFound.
 """
 
 from __future__ import annotations
@@ -82,13 +82,6 @@ class Discovery:
             return fresh[kind]
         raise NotFound.new("the server could not find the requested resource")
 
-    async def resources(self, api_version: str) -> list[Resource]:
-        """Every kind served in ``api_version`` (from the cache when it has been read)."""
-        known = self._kinds.get(api_version)
-        if known is None:
-            known = await self._refresh(api_version, None)
-        return sorted(known.values(), key=lambda r: r.kind)
-
     async def group_versions(self) -> list[str]:
         """Every group version the server serves: ``v1`` first, then ``/apis`` in the server's order."""
         found = ["v1"]
@@ -99,13 +92,6 @@ class Discovery:
                 if isinstance(gv, str) and gv not in found:
                     found.append(gv)
         return found
-
-    def invalidate(self, api_version: str | None = None) -> None:
-        """Forget one group version, or everything."""
-        if api_version is None:
-            self._kinds.clear()
-        else:
-            self._kinds.pop(api_version, None)
 
     async def _refresh(self, api_version: str, seen: dict[str, Resource] | None) -> dict[str, Resource]:
         """Fetch ``api_version`` again, unless another task did so while this one waited for the lock."""

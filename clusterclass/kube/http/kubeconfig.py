@@ -102,6 +102,11 @@ class Config:
     #: where this came from: ``kubeconfig /path, context "x"`` or ``in-cluster``
     source: str = ""
 
+    @property
+    def client_pair(self) -> tuple[bytes, bytes] | None:
+        """The configured client certificate and key, when both are given (an exec plugin may supply another)."""
+        return (self.client_cert, self.client_key) if self.client_cert and self.client_key else None
+
 
 # -- kubeconfig files ------------------------------------------------------------------------------
 
@@ -208,7 +213,6 @@ class _Merged:
         self.users: dict[str, _Entry] = {}
         self.contexts: dict[str, _Entry] = {}
         self.current_context = ""
-        self.current_context_file: Path | None = None
         self.paths: list[Path] = []
 
     def config(self, context_name: str | None) -> Config:
@@ -257,7 +261,6 @@ def _merged(files: list[_KubeconfigFile]) -> _Merged:
             raise ConfigError(f"{file.path}: current-context: must be a string")
         if current and not merged.current_context:
             merged.current_context = current
-            merged.current_context_file = file.path
     return merged
 
 
@@ -393,7 +396,6 @@ def _exec_config(user: _Entry, body: Any, cluster: _Entry, config: Config) -> Ex
     where = user.where("users", "exec")
     if not isinstance(body, dict):
         raise ConfigError(f"{where}: must be a mapping")
-    exec_entry = _Entry(user.name, body, user.file)
 
     def field_of(key: str) -> str:
         return f"{where}.{key}"
@@ -402,7 +404,7 @@ def _exec_config(user: _Entry, body: Any, cluster: _Entry, config: Config) -> Ex
     if not isinstance(command, str) or not command:
         raise ConfigError(f"{field_of('command')}: must be set to the plugin's command")
     if os.sep in command and not Path(command).is_absolute():
-        command = str(_resolve(exec_entry, command))
+        command = str(_resolve(user, command))
     api_version = body.get("apiVersion")
     if api_version not in EXEC_API_VERSIONS:
         raise ConfigError(
@@ -516,7 +518,7 @@ def in_cluster_config(
         ca_data = ca_file.read_bytes()
     except OSError as err:
         raise ConfigError(f"in-cluster configuration: {ca_file}: cannot read: {err.strerror or err}") from err
-    namespace: str | None = None
+    namespace: str | None
     try:
         namespace = (directory / "namespace").read_text().strip() or None
     except OSError:

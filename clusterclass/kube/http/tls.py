@@ -1,9 +1,10 @@
 """TLS contexts for talking to an API server: trust its CA, and present a client certificate.
 
-The standard library loads a client certificate and key only from files, while kubeconfigs and exec
-plugins hand them over as PEM data; :func:`ssl_context` writes them to a private temporary file for
-the moment of loading and removes it at once. A context is built once per (CA, client certificate)
-and reused by every request, so connection pooling keeps working; :class:`ContextCache` keeps them.
+The standard library loads a certificate and key only from files, while kubeconfigs and exec
+plugins hand them over as PEM data; :func:`load_key_pair` writes them to a private temporary
+directory for the moment of loading and removes it at once. A context is built once per (CA, client
+certificate) and reused by every request, so connection pooling keeps working;
+:class:`ContextCache` keeps them.
 """
 
 from __future__ import annotations
@@ -35,25 +36,28 @@ def ssl_context(
         except (ssl.SSLError, ValueError) as err:
             raise ConfigError(f"{where}certificate authority: not a valid PEM certificate ({err})") from err
     if client_cert and client_key:
-        _load_client_certificate(context, client_cert, client_key, where)
-    return context
-
-
-def _load_client_certificate(context: ssl.SSLContext, cert: bytes, key: bytes, where: str) -> None:
-    with tempfile.TemporaryDirectory(prefix="clusterclass-tls-") as directory:
-        os.chmod(directory, 0o700)
-        cert_path = os.path.join(directory, "client.crt")
-        key_path = os.path.join(directory, "client.key")
-        for path, data in ((cert_path, cert), (key_path, key)):
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(data)
         try:
-            context.load_cert_chain(cert_path, key_path)
+            load_key_pair(context, client_cert, client_key)
         except ssl.SSLError as err:
             raise ConfigError(
                 f"{where}client certificate: the certificate and key are not a valid PEM pair ({err.reason or err})"
             ) from err
+    return context
+
+
+def load_key_pair(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+    """Present ``cert_pem`` with ``key_pem`` from ``context`` (either side of a connection).
+
+    Raises ssl.SSLError when they are not a PEM pair. The files live in a directory only this user
+    can read (mkdtemp makes it 0700; the files are 0600) and go away as soon as they are loaded.
+    """
+    with tempfile.TemporaryDirectory(prefix="clusterclass-tls-") as directory:
+        cert_path = os.path.join(directory, "tls.crt")
+        key_path = os.path.join(directory, "tls.key")
+        for path, data in ((cert_path, cert_pem), (key_path, key_pem)):
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
+                file.write(data)
+        context.load_cert_chain(cert_path, key_path)
 
 
 class ContextCache:
@@ -63,12 +67,7 @@ class ContextCache:
         self._config = config
         self._contexts: dict[tuple[bytes, bytes] | None, ssl.SSLContext] = {}
         # build the context of the configured certificate now, so a bad CA or key fails at once
-        self.get(self._static_pair())
-
-    def _static_pair(self) -> tuple[bytes, bytes] | None:
-        if self._config.client_cert and self._config.client_key:
-            return self._config.client_cert, self._config.client_key
-        return None
+        self.get(config.client_pair)
 
     def get(self, pair: tuple[bytes, bytes] | None) -> ssl.SSLContext:
         """The context presenting ``pair`` (certificate, key), or no client certificate for None."""
