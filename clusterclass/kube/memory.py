@@ -67,7 +67,16 @@ from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.kube import memory_builtins as builtins
 from clusterclass.kube import memory_crds as crds
 from clusterclass.kube.causes import invalid_error, qualified_kind, to_causes
-from clusterclass.kube.client import LabelSelector, ObjectList, PatchType, Preconditions, PropagationPolicy, Resource
+from clusterclass.kube.client import (
+    DEFAULT_FIELD_MANAGER,
+    LabelSelector,
+    ObjectList,
+    PatchType,
+    Preconditions,
+    PropagationPolicy,
+    Resource,
+    object_kind,
+)
 from clusterclass.kube.crds import GROUP as CRD_GROUP
 from clusterclass.kube.crds import CrdInfo, FieldValidation, parse_crd
 from clusterclass.kube.errors import (
@@ -114,8 +123,6 @@ from clusterclass.kube.watch import (
 
 DEFAULT_NAMESPACE = "default"
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
-#: the field manager of writes that name none (kube-apiserver derives one from the user agent)
-DEFAULT_FIELD_MANAGER = "clusterclass"
 
 #: who the namespace controller writes as (managedFields), as on a real cluster
 NAMESPACE_CONTROLLER = "kube-controller-manager"
@@ -1387,15 +1394,7 @@ class MemoryStore:
     # -- internals: checks ---------------------------------------------------------------------------
 
     def _object_kind(self, obj: Any) -> tuple[str, KindInfo]:
-        if not isinstance(obj, dict):
-            raise BadRequest.new("the object must be a JSON object")
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if not api_version or not isinstance(api_version, str):
-            raise BadRequest.new("Object 'apiVersion' is missing")
-        if not kind or not isinstance(kind, str):
-            raise BadRequest.new("Object 'Kind' is missing")
-        if not isinstance(obj.get("metadata"), dict):
-            raise BadRequest.new("Object 'metadata' is missing or not an object")
+        api_version, kind, _ = object_kind(obj)
         return api_version, self.kind_info(api_version, kind)
 
     def _namespace(self, info: KindInfo, namespace: Any, *, what: str = "the request") -> str:

@@ -104,7 +104,7 @@ def decode(kind_key: KindKey, version: str, obj: Obj, field_validation: FieldVal
 def decode_error(kind: str, version: str, message: str) -> BadRequest:
     """kube-apiserver's 400 for a body it cannot decode."""
     text = f'{kind} in version "{version}" cannot be handled as a {kind}: {message}'
-    return BadRequest(BadRequest.new(text).status)
+    return BadRequest.new(text)
 
 
 def _check_strings(kind: str, version: str, obj: Obj, field: str) -> None:

@@ -12,7 +12,7 @@ store delivers events into that loop thread-safely, so writers on other threads 
 never wait for a watcher. :meth:`MemoryClient.close` ends every watch the client opened.
 
 Writes without a ``field_manager`` are recorded in ``managedFields`` under
-:data:`~clusterclass.kube.memory.DEFAULT_FIELD_MANAGER` (``clusterclass``), as kube-apiserver
+:data:`~clusterclass.kube.client.DEFAULT_FIELD_MANAGER` (``clusterclass``), as kube-apiserver
 records them under a name derived from the client's user agent.
 """
 
