@@ -25,7 +25,6 @@ informer restricted by a label selector only holds matching objects; reads see n
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 
 from clusterclass.api.objects import Obj, group_of, labels_of, name_of, namespace_of
@@ -33,6 +32,7 @@ from clusterclass.errors import ClusterClassError
 from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.indexes import LABEL_INDEX, NAMESPACE_INDEX, object_key
 from clusterclass.kube.informer import Informer
+from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.selectors import from_labels
 
 
@@ -94,7 +94,8 @@ class CacheReader:
             else:
                 found = informer.cache.get(object_key(None, name))
             if found is not None:
-                return copy.deepcopy(found)
+                copied: Obj = json_copy(found)
+                return copied
         return None
 
     def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
@@ -104,7 +105,7 @@ class CacheReader:
             for obj in _candidates(informer, namespace, labels):
                 if namespace_of(obj) == namespace and selector.matches(labels_of(obj)):
                     found.setdefault(name_of(obj), obj)
-        return [copy.deepcopy(found[name]) for name in sorted(found)]
+        return [json_copy(found[name]) for name in sorted(found)]
 
 
 def _namespaced(informer: Informer) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from clusterclass.api.objects import Obj, dig, name_of, namespace_of
+from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
 
 #: maps an object to the index values it is found under (none: not in this index)
 IndexFunc = Callable[[Obj], Iterable[str]]
@@ -54,10 +54,7 @@ def index_by_namespace(obj: Obj) -> list[str]:
 
 def index_by_label(obj: Obj) -> list[str]:
     """``key=value`` for every label: ``by_index(LABEL_INDEX, "cluster.x-k8s.io/cluster-name=c1")``."""
-    labels = dig(obj, "metadata", "labels")
-    if not isinstance(labels, Mapping):
-        return []
-    return [f"{key}={value}" for key, value in labels.items()]
+    return [f"{key}={value}" for key, value in labels_of(obj).items()]
 
 
 def _owner_references(obj: Obj) -> list[Mapping[str, Any]]:
@@ -143,27 +140,19 @@ class IndexedCache:
             if name not in self._indexers:
                 self.add_index(name, func)
 
-    @property
-    def index_names(self) -> list[str]:
-        return sorted(self._indexers)
-
     def by_index(self, name: str, value: str) -> list[Obj]:
         """Objects found under ``value`` in index ``name``, ordered by key; KeyError for an unknown index."""
-        return [self._objects[key] for key in self.index_keys(name, value)]
-
-    def index_keys(self, name: str, value: str) -> list[str]:
-        """Keys of the objects under ``value`` in index ``name``, sorted."""
-        index = self._indexes.get(name)
-        if index is None:
-            raise UnknownIndex(name)
-        return sorted(index.get(value, ()))
+        return [self._objects[key] for key in sorted(self._index(name).get(value, ()))]
 
     def index_values(self, name: str) -> list[str]:
         """Every value index ``name`` has objects under, sorted."""
+        return sorted(self._index(name))
+
+    def _index(self, name: str) -> dict[str, set[str]]:
         index = self._indexes.get(name)
         if index is None:
             raise UnknownIndex(name)
-        return sorted(index)
+        return index
 
     def _index_one(self, name: str, key: str, obj: Obj) -> None:
         values = tuple(dict.fromkeys(self._indexers[name](obj)))
@@ -205,9 +194,6 @@ class IndexedCache:
 
     def get(self, key: str) -> Obj | None:
         return self._objects.get(key)
-
-    def keys(self) -> list[str]:
-        return sorted(self._objects)
 
     def items(self) -> list[Obj]:
         """Every object, ordered by key."""

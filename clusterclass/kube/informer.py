@@ -54,7 +54,7 @@ from clusterclass.kube.indexes import (
     key_of_object,
     object_key,
 )
-from clusterclass.kube.workqueue import Clock, RealClock, WorkQueue
+from clusterclass.kube.workqueue import Clock, RealClock, WorkQueue, exponential_delay
 
 logger = logging.getLogger(__name__)
 
@@ -162,8 +162,8 @@ class Informer:
         #: discovery's answer for the kind, known from the first successful list on
         self.resource: Resource | None = None
         self._handlers: list[EventHandler] = []
-        self._synced = False
-        self._synced_event = asyncio.Event()
+        #: set once the first list is in the cache (never cleared: later re-lists keep it synced)
+        self._synced = asyncio.Event()
         self._last_resource_version = ""
         self._task: asyncio.Task[None] | None = None
         #: counters, for logs and tests: lists done (the first included), watches opened
@@ -230,7 +230,7 @@ class Informer:
     @property
     def has_synced(self) -> bool:
         """Whether the first list is in the cache (stays true through later re-lists)."""
-        return self._synced
+        return self._synced.is_set()
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -263,17 +263,17 @@ class Informer:
 
     async def wait_for_sync(self) -> bool:
         """Wait until :attr:`has_synced`; False when the informer stopped (or never started) first."""
-        if self._synced:
+        if self.has_synced:
             return True
         task = self._task
         if task is None or task.done():
             return False
-        synced = asyncio.ensure_future(self._synced_event.wait())
+        synced = asyncio.ensure_future(self._synced.wait())
         try:
             await asyncio.wait((synced, task), return_when=asyncio.FIRST_COMPLETED)
         finally:
             synced.cancel()
-        return self._synced
+        return self.has_synced
 
     async def __aenter__(self) -> Informer:
         self.start()
@@ -323,7 +323,7 @@ class Informer:
             await self.clock.sleep(self._backoff(failures))
 
     def _backoff(self, failures: int) -> float:
-        delay = min(self.backoff_initial * 2.0 ** min(failures - 1, 64), self.backoff_max)
+        delay = exponential_delay(self.backoff_initial, self.backoff_max, failures - 1)
         return delay * (1.0 + self.jitter * self._rng.random())
 
     async def _list(self) -> str:
@@ -335,9 +335,7 @@ class Informer:
         self.lists += 1
         self._replace(listed.items)
         self._last_resource_version = listed.resource_version
-        if not self._synced:
-            self._synced = True
-            self._synced_event.set()
+        self._synced.set()
         return listed.resource_version
 
     async def _watch(self, resource_version: str) -> str:

@@ -36,7 +36,7 @@ import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -166,6 +166,13 @@ class RateLimiter(Protocol[K_contra]):
     def num_requeues(self, key: K_contra) -> int: ...
 
 
+def exponential_delay(base: float, maximum: float, doublings: int) -> float:
+    """``base * 2**doublings`` seconds, at most ``maximum``: the backoff of requeues and of informers."""
+    if doublings >= 64:  # 2**64 times any positive base is past any sensible maximum (and 2.0**1024 overflows)
+        return maximum
+    return min(base * 2.0**doublings, maximum)
+
+
 class ExponentialBackoff(Generic[K]):
     """Per key: ``base * 2**failures`` seconds, at most ``maximum``; ``forget`` starts it over."""
 
@@ -179,9 +186,7 @@ class ExponentialBackoff(Generic[K]):
     def when(self, key: K) -> float:
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        if failures >= 64:  # 2**64 times any positive base is past any sensible maximum
-            return self.maximum
-        return min(self.base * 2.0**failures, self.maximum)
+        return exponential_delay(self.base, self.maximum, failures)
 
     def forget(self, key: K) -> None:
         self._failures.pop(key, None)
@@ -354,15 +359,14 @@ class WorkQueue(Generic[K]):
                 if waiter.done() and not waiter.cancelled():
                     self._wake_getter()
                 raise
-        key = self._queue.popleft()
-        self._processing.add(key)
-        self._dirty.discard(key)
-        return key
+        return self._take()
 
     def get_nowait(self) -> K | None:
         """The next key when one is queued, else None (for tests and draining loops)."""
-        if not self._queue:
-            return None
+        return self._take() if self._queue else None
+
+    def _take(self) -> K:
+        """Hand out the first queued key: it is processing, and no longer dirty until added again."""
         key = self._queue.popleft()
         self._processing.add(key)
         self._dirty.discard(key)
@@ -405,10 +409,6 @@ class WorkQueue(Generic[K]):
 
     # -- shutdown --
 
-    @property
-    def shutting_down(self) -> bool:
-        return self._shutting_down
-
     def shutdown(self) -> None:
         """Stop accepting keys and drop the delayed ones; workers still get what is queued.
 
@@ -418,10 +418,8 @@ class WorkQueue(Generic[K]):
         for _, timer in self._waiting.values():
             timer.cancel()
         self._waiting.clear()
-        while self._getters:
-            waiter = self._getters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+        getters, self._getters = self._getters, deque()
+        _release(getters)
 
     async def shutdown_with_drain(self) -> None:
         """:meth:`shutdown`, then wait until every queued key was handed out and every worker is done."""
@@ -435,9 +433,14 @@ class WorkQueue(Generic[K]):
         if self._queue:
             return
         idle, self._idle = self._idle, []
-        for waiter in idle:
-            if not waiter.done():
-                waiter.set_result(None)
+        _release(idle)
+
+
+def _release(waiters: Iterable[asyncio.Future[None]]) -> None:
+    """Wake every waiter still waiting."""
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
 
 
 # -- workers ---------------------------------------------------------------------------------------
