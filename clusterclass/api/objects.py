@@ -57,6 +57,12 @@ def annotations_of(obj: Mapping[str, Any] | None) -> dict[str, str]:
     return dict(dig(obj, "metadata", "annotations") or {})
 
 
+def owner_references_of(obj: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The object's ``metadata.ownerReferences`` entries (anything but a mapping in the list is skipped)."""
+    refs = dig(obj, "metadata", "ownerReferences")
+    return [ref for ref in refs if isinstance(ref, Mapping)] if isinstance(refs, list) else []
+
+
 def split_api_version(api_version: str) -> tuple[str, str]:
     """``group/version`` → (group, version); the core group has no slash (``v1`` → ("", "v1")).
 

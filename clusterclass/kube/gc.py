@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
-from clusterclass.api.objects import Obj, split_api_version
+from clusterclass.api.objects import Obj, owner_references_of, split_api_version
 from clusterclass.kube.client import Preconditions, PropagationPolicy
 from clusterclass.kube.errors import AlreadyExists, ApiError, NotFound
 from clusterclass.kube.gotext import rfc3339
@@ -178,7 +178,6 @@ class _Node:
 
 
 def _owner_refs(obj: Obj) -> tuple[OwnerRef, ...]:
-    refs = obj["metadata"].get("ownerReferences") or []
     return tuple(
         OwnerRef(
             str(ref.get("apiVersion") or ""),
@@ -187,8 +186,7 @@ def _owner_refs(obj: Obj) -> tuple[OwnerRef, ...]:
             str(ref.get("uid") or ""),
             ref.get("blockOwnerDeletion") is True,
         )
-        for ref in refs
-        if isinstance(ref, dict)
+        for ref in owner_references_of(obj)
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
+from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of, owner_references_of
 
 #: maps an object to the index values it is found under (none: not in this index)
 IndexFunc = Callable[[Obj], Iterable[str]]
@@ -58,10 +58,7 @@ def index_by_label(obj: Obj) -> list[str]:
 
 
 def _owner_references(obj: Obj) -> list[Mapping[str, Any]]:
-    refs = dig(obj, "metadata", "ownerReferences")
-    if not isinstance(refs, list):
-        return []
-    return [ref for ref in refs if isinstance(ref, Mapping) and ref.get("uid")]
+    return [ref for ref in owner_references_of(obj) if ref.get("uid")]
 
 
 def index_by_owner(obj: Obj) -> list[str]:

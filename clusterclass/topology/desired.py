@@ -22,7 +22,7 @@ from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
-from clusterclass.api.objects import Obj, dig, name_of, set_path
+from clusterclass.api.objects import Obj, dig, name_of, owner_references_of, set_path
 from clusterclass.api.refs import desired_ref, owner_reference_to
 from clusterclass.api.views import DURATION_FIELDS, Cluster, WorkerTopology
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
@@ -89,8 +89,8 @@ SHIM_SUFFIX = "-shim"
 
 def _carry_shim_owner(current: Obj | None, cluster_name: str) -> list[Obj] | None:
     """Keep an existing ownerReference to the Cluster's shim Secret (spec §3.2) so apply keeps it."""
-    for ref in dig(current, "metadata", "ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("kind") == "Secret" and ref.get("name") == cluster_name + SHIM_SUFFIX:
+    for ref in owner_references_of(current):
+        if ref.get("kind") == "Secret" and ref.get("name") == cluster_name + SHIM_SUFFIX:
             return [dict(ref)]
     return None
 
