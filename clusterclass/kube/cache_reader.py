@@ -88,7 +88,7 @@ class CacheReader:
             if _namespaced(informer):
                 if not namespace:
                     resource = informer.resource
-                    plural = f"{resource.plural}.{resource.group}" if resource and resource.group else kind
+                    plural = resource.group_resource if resource else kind
                     raise BadRequest.new(f"the request needs a namespace: {plural} is namespaced")
                 found = informer.cache.get(object_key(namespace, name))
             else:
