@@ -21,15 +21,16 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.crdnodes import MISSING, Node, correlate_items, join_path
+from clusterclass.kube.crdnodes import Node, correlate_items
 from clusterclass.topology.variables.cel import DEFAULT_COST_LIMIT, CelBackend, CelError, CostExceeded, Program
 from clusterclass.topology.variables.celast import selected_fields
 from clusterclass.topology.variables.celrules import (
+    MISSING,
     TOTAL_COST_BUDGET,
     cel_value,
-    parse_field_path,
     rule_label,
     rule_message,
+    rule_target,
 )
 from clusterclass.topology.variables.schema import Rule
 
@@ -52,9 +53,7 @@ class CelRun:
             old_map = old if isinstance(old, dict) else None
             for key, child in node.sorted_properties:
                 if key in value and child.rules_below:
-                    self.walk(
-                        value[key], child, join_path(path, key), old_map.get(key, MISSING) if old_map else MISSING
-                    )
+                    self.walk(value[key], child, fe.child(path, key), old_map.get(key, MISSING) if old_map else MISSING)
             additional = node.additional
             if additional is not None and additional.rules_below:
                 for key in sorted(value):
@@ -109,9 +108,7 @@ class CelRun:
         if evaluation.value is not False:
             self.errors.append(fe.invalid(path, _node_type(node), f"rule did not evaluate to a bool: {rule.rule}"))
             return
-        target = path
-        for kind, segment in parse_field_path(rule.field_path) or ():
-            target = join_path(target, segment) if kind == "field" else f"{target}[{segment}]"
+        target = rule_target(path, rule)
         shown = value if not isinstance(value, dict | list) else fe.OMITTED
         message = self.message(rule, activation)
         if rule.reason == "FieldValueRequired":

@@ -18,12 +18,10 @@ from typing import Any
 from clusterclass.fielderrors import FieldError
 from clusterclass.topology.variables.cel import CelBackend, Program
 from clusterclass.topology.variables.cel import default_backend as default_cel_backend
+from clusterclass.topology.variables.celrules import MISSING
 from clusterclass.topology.variables.jsonvalues import canonical
 from clusterclass.topology.variables.patterns import Pattern
 from clusterclass.topology.variables.schema import Rule, Schema, parse_schema
-
-#: "no old value": a create, or a new list item / map key without a counterpart in the stored object
-MISSING: Any = object()
 
 
 class Scale:
@@ -48,8 +46,6 @@ class Node:
         "embedded",
         "embedded_below",
         "enum",
-        "exclusive_maximum",
-        "exclusive_minimum",
         "format",
         "has_default",
         "items",
@@ -60,11 +56,9 @@ class Node:
         "max_items",
         "max_length",
         "max_properties",
-        "maximum",
         "min_items",
         "min_length",
         "min_properties",
-        "minimum",
         "multiple_of",
         "not_",
         "nullable",
@@ -101,8 +95,6 @@ class Node:
         self.max_length, self.min_length = schema.max_length, schema.min_length
         self.pattern: Pattern | None = schema.compiled_pattern
         self.pattern_text = schema.pattern
-        self.maximum, self.minimum = schema.maximum, schema.minimum
-        self.exclusive_maximum, self.exclusive_minimum = schema.exclusive_maximum, schema.exclusive_minimum
         multiple_of = raw.get("multipleOf")
         self.multiple_of: float | None = None
         if isinstance(multiple_of, int | float) and not isinstance(multiple_of, bool):
@@ -211,10 +203,6 @@ def _compile_rule(expression: str, backend: CelBackend | None) -> Program | None
         return (backend or default_cel_backend()).compile(expression)
     except Exception:  # a rule that does not compile (or no CEL library): CRD validation reports it
         return None
-
-
-def join_path(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
 
 
 def correlate_items(value: list[Any], old: Any, node: Node) -> list[Any] | None:

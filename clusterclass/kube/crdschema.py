@@ -30,7 +30,7 @@ The schema is compiled once per CRD version (:mod:`clusterclass.kube.crdnodes`);
 run in :mod:`clusterclass.kube.crdcel` and server-side apply's field types come from
 :mod:`clusterclass.kube.crdfieldtypes`. The ``topology.variables`` walks are not reused because
 their messages and ``null`` handling are ClusterClass variables', not kube-apiserver's; their
-parser, formats, RE2 patterns, JSON value rules and CEL evaluator are.
+parser, formats, RE2 patterns, JSON value rules, ``maximum``/``minimum`` wording and CEL evaluator are.
 """
 
 from __future__ import annotations
@@ -43,19 +43,27 @@ from typing import Any
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import is_int
 from clusterclass.fielderrors import ErrorType, FieldError, format_number
-from clusterclass.kube.causes import Cause, to_causes
 from clusterclass.kube.crdcel import CelRun
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
-from clusterclass.kube.crdnodes import MISSING, Node, Scale, compile_schema, correlate_items, join_path, map_key
+from clusterclass.kube.crdnodes import Node, Scale, compile_schema, correlate_items, map_key
 from clusterclass.kube.gotext import go_float, go_json, go_quote
 from clusterclass.kube.objectmeta import coerce_object_meta, too_long_detail
 from clusterclass.topology.variables.cel import CelBackend
 from clusterclass.topology.variables.cel import default_backend as default_cel_backend
+from clusterclass.topology.variables.celrules import MISSING
 from clusterclass.topology.variables.formats import check_format
-from clusterclass.topology.variables.jsonvalues import INT64_MAX, INT64_MIN, canonical, json_equal
+from clusterclass.topology.variables.jsonvalues import (
+    INT64_MAX,
+    INT64_MIN,
+    canonical,
+    is_integer,
+    json_equal,
+    json_type,
+)
 from clusterclass.topology.variables.patterns import matches
+from clusterclass.topology.variables.validation import range_problems
 
-__all__ = ["BLOCKED_RULES_DETAIL", "MISSING", "Node", "Scale", "VersionSchema", "default_value_errors"]
+__all__ = ["BLOCKED_RULES_DETAIL", "VersionSchema", "default_value_errors"]
 
 #: the one error kube-apiserver reports instead of running CEL rules on an object with blocking errors
 BLOCKED_RULES_DETAIL = (
@@ -86,7 +94,7 @@ class _Pruner:
         if isinstance(value, dict):
             if node is None:
                 for key in list(value):
-                    self.unknown.append(join_path(path, key))
+                    self.unknown.append(fe.child(path, key))
                     del value[key]
                 return
             embedded = embedded or node.embedded
@@ -97,12 +105,12 @@ class _Pruner:
                     continue
                 child = properties.get(key) if properties is not None else None
                 if child is None and not node.prunes_value:
-                    self.unknown.append(join_path(path, key))
+                    self.unknown.append(fe.child(path, key))
                     del value[key]
                     continue
                 if child is None:
                     child = node.additional
-                self.prune(child_value, child, join_path(path, key))
+                self.prune(child_value, child, fe.child(path, key))
                 if child_value is None and (child is None or (not child.nullable and not child.has_default)):
                     del value[key]  # PruneNonNullableNullsWithoutDefaults
         elif isinstance(value, list):
@@ -116,7 +124,7 @@ class _Pruner:
             return isinstance(value[key], str)
         if key != "metadata" or not isinstance(value[key], dict):
             return False
-        meta, unknown = coerce_object_meta(value[key], drop_malformed=self.drop_malformed, path=join_path(path, key))
+        meta, unknown = coerce_object_meta(value[key], drop_malformed=self.drop_malformed, path=fe.child(path, key))
         value[key] = meta
         self.unknown.extend(unknown)
         return True
@@ -129,7 +137,7 @@ class _Pruner:
                     continue
                 child = node.child(key)
                 if child is not None:
-                    self.prune(value[key], child, join_path(path, key))
+                    self.prune(value[key], child, fe.child(path, key))
         elif isinstance(value, list) and node.items is not None:
             for i, item in enumerate(value):
                 self.skip(item, node.items, f"{path}[{i}]")
@@ -170,30 +178,12 @@ def _default(value: Any, node: Node) -> None:
 # --- OpenAPI validation ------------------------------------------------------------------------
 
 
-def _data_type(value: Any) -> tuple[str, str]:
-    """kube-openapi's ``schemaInfoForType`` for a decoded JSON value: (type, format)."""
-    if isinstance(value, bool):
-        return "boolean", ""
-    if is_int(value):
-        return ("integer", "int64") if INT64_MIN <= value <= INT64_MAX else ("number", "float64")
-    if isinstance(value, float):
-        return "number", "float64"
-    if isinstance(value, str):
-        return "string", ""
-    if isinstance(value, list):
-        return "array", ""
-    if isinstance(value, dict):
-        return "object", ""
-    return "", ""
+#: the format kube-openapi's ``schemaInfoForType`` gives a decoded number (``json_type`` names its type)
+_NUMBER_FORMATS = {"integer": "int64", "number": "float64"}
 
 
 #: JSON types whose name does not depend on the value (ints do: beyond int64 they decode as float64)
 _SIMPLE_TYPES: dict[type, str] = {str: "string", bool: "boolean", float: "number", list: "array", dict: "object"}
-
-
-def _float_is_int(value: float) -> bool:
-    """``swag.IsFloat64AJSONInteger``."""
-    return math.isfinite(value) and value == math.trunc(value) and abs(value) <= 2.0**53
 
 
 class _Validator:
@@ -247,8 +237,9 @@ class _Validator:
         simple = _SIMPLE_TYPES.get(type(value))
         if simple is not None and not node.format and simple in types:
             return  # the common case: the right type, no format to consult
-        got, got_format = _data_type(value)
-        float_int = got == "number" and isinstance(value, float) and _float_is_int(value) and "integer" in types
+        got = json_type(value)
+        got_format = _NUMBER_FORMATS.get(got, "")
+        float_int = isinstance(value, float) and is_integer(value) and "integer" in types  # swag.IsFloat64AJSONInteger
         int_float = got == "integer" and "number" in types
         scalar = not isinstance(value, str | list)
         if (
@@ -316,19 +307,8 @@ class _Validator:
             self.add(_NIL, ErrorType.INVALID, detail, "")
         if node.multiple_of is not None:
             self.multiple_of(value, node.multiple_of, path)
-        if node.maximum is not None:
-            bound = format_number(node.maximum)
-            if node.exclusive_maximum and value >= node.maximum:
-                self.add(path, ErrorType.INVALID, self.body(path, f"should be less than {bound}"), value)
-            elif not node.exclusive_maximum and value > node.maximum:
-                self.add(path, ErrorType.INVALID, self.body(path, f"should be less than or equal to {bound}"), value)
-        if node.minimum is not None:
-            bound = format_number(node.minimum)
-            if node.exclusive_minimum and value <= node.minimum:
-                self.add(path, ErrorType.INVALID, self.body(path, f"should be greater than {bound}"), value)
-            elif not node.exclusive_minimum and value < node.minimum:
-                detail = self.body(path, f"should be greater than or equal to {bound}")
-                self.add(path, ErrorType.INVALID, detail, value)
+        for problem in range_problems(value, node.schema):
+            self.add(path, ErrorType.INVALID, self.body(path, problem), value)
 
     def multiple_of(self, value: int | float, factor: float, path: str) -> None:
         """go-openapi's ``MultipleOfNativeType``: an integer value is checked against the truncated factor."""
@@ -343,7 +323,7 @@ class _Validator:
         if factor <= 0:
             detail = f"factor MultipleOf declared for {self.name(path)} must be positive: {format_number(factor)}"
             self.add(path, ErrorType.INVALID, detail, factor)
-        elif not _float_is_int(value / factor):
+        elif not is_integer(value / factor):
             self.add(
                 path, ErrorType.INVALID, self.body(path, f"should be a multiple of {format_number(factor)}"), value
             )
@@ -385,19 +365,19 @@ class _Validator:
             for key in sorted(value):
                 if properties is None or key not in properties:
                     child_old = old_map.get(key, MISSING) if old_map is not None else MISSING
-                    self.validate(value[key], additional, join_path(path, key), child_old)
+                    self.validate(value[key], additional, fe.child(path, key), child_old)
         if node.additional_bool is False:
             for key in sorted(value):
                 if properties is None or key not in properties:
-                    detail = f"{join_path(self.name(path), key)} in body is a forbidden property"
+                    detail = f"{fe.child(self.name(path), key)} in body is a forbidden property"
                     self.add(path, ErrorType.INVALID, detail, key)
         for key, child in node.sorted_properties:
             if key in value:
                 child_old = old_map.get(key, MISSING) if old_map is not None else MISSING
-                self.validate(value[key], child, join_path(path, key), child_old)
+                self.validate(value[key], child, fe.child(path, key), child_old)
         for key in node.required:
             if key not in value:
-                self.add(join_path(path, key), ErrorType.REQUIRED, "")
+                self.add(fe.child(path, key), ErrorType.REQUIRED, "")
 
 
 def _closest(value: Any, alternatives: tuple[Node, ...], failures: list[list[FieldError]]) -> list[FieldError]:
@@ -463,15 +443,15 @@ def _embedded_errors(value: Any, node: Node, path: str, errors: list[FieldError]
         if node.embedded and path:
             for key in ("apiVersion", "kind"):
                 if key not in value:
-                    errors.append(fe.required(join_path(path, key)))
+                    errors.append(fe.required(fe.child(path, key)))
                 elif not isinstance(value[key], str):
-                    errors.append(fe.invalid(join_path(path, key), value[key], "must be a string"))
+                    errors.append(fe.invalid(fe.child(path, key), value[key], "must be a string"))
                 elif not value[key]:
-                    errors.append(fe.invalid(join_path(path, key), "", "must not be empty"))
+                    errors.append(fe.invalid(fe.child(path, key), "", "must not be empty"))
         for key, item in value.items():
             child = node.child(key)
             if child is not None and child.embedded_below:
-                _embedded_errors(item, child, join_path(path, key), errors)
+                _embedded_errors(item, child, fe.child(path, key), errors)
     elif isinstance(value, list) and node.items is not None and node.items.embedded_below:
         for i, item in enumerate(value):
             _embedded_errors(item, node.items, f"{path}[{i}]", errors)
@@ -486,7 +466,7 @@ def _list_type_errors(value: Any, node: Node, path: str, errors: list[FieldError
                     _list_type_errors(value[key], node.additional, f"{path}[{key}]", errors)
         for key, child in node.sorted_properties:
             if key in value and child.listtypes_below:
-                _list_type_errors(value[key], child, join_path(path, key), errors)
+                _list_type_errors(value[key], child, fe.child(path, key), errors)
     elif isinstance(value, list):
         if node.list_type == "set":
             seen: set[Any] = set()
@@ -541,7 +521,6 @@ class VersionSchema:
     def __init__(
         self, raw: Mapping[str, Any], *, scale: Scale | None = None, backend: CelBackend | None = None
     ) -> None:
-        self.raw = raw
         self.scale = scale
         self._backend = backend
         self.root, self.parse_errors = compile_schema(raw, backend=backend)
@@ -692,12 +671,6 @@ class VersionSchema:
         errors.extend(self.list_type_errors(obj, old))
         errors.extend(self.rule_errors(obj, old, preceding=[*preceding, *errors]))
         return errors
-
-    def validate(
-        self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, status: bool = False
-    ) -> list[Cause]:
-        """:meth:`errors` as Status causes (``{reason, message, field}``)."""
-        return to_causes(self.errors(obj, old, status=status))
 
 
 def _nested(obj: Mapping[str, Any], json_path: str, want: str) -> tuple[Any, str]:

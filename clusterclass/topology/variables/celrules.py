@@ -45,6 +45,7 @@ from clusterclass.topology.variables.schema import Rule, Schema
 
 TOTAL_COST_BUDGET = 10_000_000  # per variable value, as Kubernetes' per-object runtime budget
 MAX_MESSAGE_LENGTH = 5000
+#: "no old value": a create, or a value without a counterpart in the old object (CRD schemas use it too)
 MISSING: Any = object()
 
 RESERVED_WORDS = frozenset(
@@ -199,9 +200,7 @@ class _Run:
         if evaluation.value is not False:
             self.errors.append(fe.invalid(path, value, f"rule did not evaluate to a bool: {rule_label(rule)}"))
             return
-        target = path
-        for kind, segment in parse_field_path(rule.field_path) or ():
-            target = fe.child(target, segment) if kind == "field" else fe.key(target, segment)
+        target = rule_target(path, rule)
         self.errors.append(_error_for_reason(rule.reason, target, value, self.message(rule, activation)))
 
     def message(self, rule: Rule, activation: dict[str, Any]) -> str:
@@ -218,6 +217,13 @@ class _Run:
 def rule_label(rule: Rule) -> str:
     """How Kubernetes names a rule in an error: its message, else ``failed rule: <rule>``."""
     return rule.message.strip() or f"failed rule: {rule.rule.strip()}"
+
+
+def rule_target(path: str, rule: Rule) -> str:
+    """Where a failed rule is reported: the node's path plus the rule's ``fieldPath`` (an invalid one adds nothing)."""
+    for kind, segment in parse_field_path(rule.field_path) or ():
+        path = fe.child(path, segment) if kind == "field" else fe.key(path, segment)
+    return path
 
 
 def rule_message(backend: CelBackend, rule: Rule, activation: dict[str, Any], remaining: int) -> tuple[str, int]:

@@ -96,16 +96,26 @@ def _check_string(value: str, s: Schema, path: str, errors: list[FieldError]) ->
 
 
 def _check_number(value: int | float, s: Schema, path: str, errors: list[FieldError]) -> None:
+    errors.extend(fe.invalid(path, value, problem) for problem in range_problems(value, s))
+
+
+def range_problems(value: int | float, s: Schema) -> list[str]:
+    """``maximum``/``minimum`` (exclusive or not) broken by ``value``, in go-openapi's words.
+
+    CRD schemas (:mod:`clusterclass.kube.crdschema`) report the same problems, prefixed with the path.
+    """
+    problems: list[str] = []
     if s.maximum is not None:
         if s.exclusive_maximum and value >= s.maximum:
-            errors.append(fe.invalid(path, value, f"should be less than {format_number(s.maximum)}"))
+            problems.append(f"should be less than {format_number(s.maximum)}")
         elif value > s.maximum:
-            errors.append(fe.invalid(path, value, f"should be less than or equal to {format_number(s.maximum)}"))
+            problems.append(f"should be less than or equal to {format_number(s.maximum)}")
     if s.minimum is not None:
         if s.exclusive_minimum and value <= s.minimum:
-            errors.append(fe.invalid(path, value, f"should be greater than {format_number(s.minimum)}"))
+            problems.append(f"should be greater than {format_number(s.minimum)}")
         elif value < s.minimum:
-            errors.append(fe.invalid(path, value, f"should be greater than or equal to {format_number(s.minimum)}"))
+            problems.append(f"should be greater than or equal to {format_number(s.minimum)}")
+    return problems
 
 
 def _check_array(value: list[Any], s: Schema, path: str, errors: list[FieldError]) -> None:
