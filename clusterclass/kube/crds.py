@@ -43,7 +43,7 @@ import yaml
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.causes import Cause, GoText, invalid_error, to_causes
+from clusterclass.kube.causes import GoText, invalid_error, to_causes
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import Node, Scale
 from clusterclass.kube.crdschema import VersionSchema, default_value_errors
@@ -52,13 +52,13 @@ from clusterclass.kube.gotext import go_json
 from clusterclass.kube.objectmeta import (
     MalformedMetadata,
     dns1123_subdomain_errors,
-    finalizer_warnings,
     validate_object_meta,
     validate_object_meta_update,
 )
 from clusterclass.topology.variables.cel import CelError, Program, default_backend
 from clusterclass.topology.variables.celast import selected_fields
-from clusterclass.topology.variables.celrules import undefined_fields
+from clusterclass.topology.variables.celrules import REASONS, undefined_fields
+from clusterclass.topology.variables.schema import SCHEMA_TYPES
 
 API_VERSION = "apiextensions.k8s.io/v1"
 KIND = "CustomResourceDefinition"
@@ -79,7 +79,7 @@ _DNS1035_MESSAGE = (
     f"character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation "
     f"is '{_DNS1035_FMT}')"
 )
-_SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+_SCHEMA_TYPES = sorted(SCHEMA_TYPES)  # kube-apiserver lists them sorted
 
 
 @dataclass(frozen=True)
@@ -92,8 +92,6 @@ class CrdVersion:
     status_subresource: bool
     scale: Scale | None
     schema: VersionSchema
-    deprecated: bool = False
-    deprecation_warning: str | None = None
     printer_columns: tuple[Mapping[str, Any], ...] = ()
 
     @property
@@ -117,7 +115,6 @@ class CrdInfo:
     storage_version: str
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    conversion_strategy: str = "None"
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -134,10 +131,6 @@ class CrdInfo:
     def qualified_kind(self) -> str:
         """``Cluster.cluster.x-k8s.io``."""
         return f"{self.kind}.{self.group}"
-
-    def version(self, name: str) -> CrdVersion:
-        """The version ``name`` (KeyError when the CRD has none)."""
-        return self.versions[name]
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}"
@@ -207,14 +200,6 @@ class CrdInfo:
         strategy.extend(self.versions[version].schema.errors(obj, old, status=status, preceding=strategy))
         return errors + strategy
 
-    def create_causes(self, obj: Mapping[str, Any], version: str) -> list[Cause]:
-        return to_causes(self.create_errors(obj, version))
-
-    def update_causes(
-        self, obj: Mapping[str, Any], old: Mapping[str, Any], version: str, *, status: bool = False
-    ) -> list[Cause]:
-        return to_causes(self.update_errors(obj, old, version, status=status))
-
     def invalid(self, name: str, errors: Sequence[FieldError | Mapping[str, str]]) -> Invalid:
         """The ``Invalid`` error for these errors (or causes) of object ``name``."""
         causes = [to_causes([e])[0] if isinstance(e, FieldError) else e for e in errors]
@@ -225,10 +210,6 @@ class CrdInfo:
         update. Raised by the registry before any validation, so it names the resource, not the kind."""
         error = FieldError("metadata.resourceVersion", ErrorType.INVALID, "must be specified for an update", 0)
         return invalid_error(_GroupKind(self.group, self.plural), name, to_causes([error]))
-
-    def warnings(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[str]:
-        """The warnings a successful write sends (finalizer names without a domain)."""
-        return finalizer_warnings(obj, old)
 
 
 def _unknown(path: str) -> str:
@@ -355,7 +336,6 @@ def _parse(crd: Obj) -> CrdInfo:
         storage_version=storage,
         short_names=tuple(s for s in names.get("shortNames") or () if isinstance(s, str)),
         categories=tuple(c for c in names.get("categories") or () if isinstance(c, str)),
-        conversion_strategy=strategy,
     )
 
 
@@ -479,10 +459,6 @@ def _versions(versions: list[Any]) -> tuple[list[CrdVersion], list[FieldError]]:
                 status_subresource=status_sub,
                 scale=scale,
                 schema=version_schema,
-                deprecated=raw.get("deprecated") is True,
-                deprecation_warning=raw.get("deprecationWarning")
-                if isinstance(raw.get("deprecationWarning"), str)
-                else None,
                 printer_columns=tuple(c for c in raw.get("additionalPrinterColumns") or () if isinstance(c, Mapping)),
             )
         )
@@ -635,7 +611,7 @@ class _Structure:
                 )
                 self.errors.append(fe.required(f"{path}.type", f"must not be empty {where}"))
         elif node.type not in _SCHEMA_TYPES:
-            self.errors.append(fe.not_supported(f"{path}.type", node.type, list(_SCHEMA_TYPES)))
+            self.errors.append(fe.not_supported(f"{path}.type", node.type, _SCHEMA_TYPES))
         if level == "root" and node.type and node.type != "object":
             self.errors.append(fe.invalid(f"{path}.type", node.type, "must be object at the root"))
         if node.type == "array" and node.items is None:
@@ -715,11 +691,8 @@ class _Structure:
                 except CelError as err:
                     detail = f"messageExpression compilation failed: {err}"
                     self.errors.append(fe.invalid(f"{rule_path}.messageExpression", shown, detail))
-            if rule.reason and rule.reason not in (
-                "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate",
-            ):  # fmt: skip
-                reasons = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
-                self.errors.append(fe.not_supported(f"{rule_path}.reason", rule.reason, reasons))
+            if rule.reason and rule.reason not in REASONS:
+                self.errors.append(fe.not_supported(f"{rule_path}.reason", rule.reason, sorted(REASONS)))
 
     def uncorrelatable(self, node: Node, path: str, list_path: str) -> None:
         """``oldSelf`` below an atomic or set list has nothing to compare with: kube-apiserver refuses it."""
@@ -810,7 +783,6 @@ __all__ = [
     "CrdVersion",
     "FieldValidation",
     "default_crd",
-    "invalid_error",
     "load_bundled_crds",
     "parse_crd",
 ]
