@@ -27,6 +27,8 @@ import jsonpatch
 import jsonpointer
 
 from clusterclass.kube.errors import ApiError, BadRequest, Invalid, make_status
+from clusterclass.kube.gotext import json_kind
+from clusterclass.topology.variables.jsonvalues import json_equal
 
 #: kube-apiserver refuses JSON patches with more operations than this
 MAX_OPERATIONS = 10000
@@ -46,7 +48,7 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
     """
     if not isinstance(patch, list):
         raise BadRequest.new(
-            f"error decoding patch: json: cannot unmarshal {_json_type(patch)} into Go value of type "
+            f"error decoding patch: json: cannot unmarshal {json_kind(patch)} into Go value of type "
             "[]handlers.jsonPatchOp"
         )
     if len(patch) > MAX_OPERATIONS:
@@ -63,7 +65,7 @@ def apply_json_patch(document: Any, patch: Any) -> Any:
         for operation in patch:
             result = _apply_one(result, operation)
     except PatchFailed as err:
-        raise _rejected(str(err)) from err
+        raise _rejected() from err
     return result
 
 
@@ -77,7 +79,7 @@ def _copy(document: Any) -> Any:
 
 def _apply_one(document: Any, operation: Any) -> Any:
     if not isinstance(operation, dict):
-        raise PatchFailed(f"Unexpected kind: {_json_type(operation)}")
+        raise PatchFailed(f"Unexpected kind: {json_kind(operation)}")
     op = operation.get("op")
     if op not in ("add", "remove", "replace", "move", "copy", "test"):
         raise PatchFailed(f"Unexpected kind: {op if isinstance(op, str) else 'unknown'}")
@@ -149,21 +151,8 @@ def _test(document: Any, path: str, expected: Any) -> None:
         if expected is None:
             return
         raise PatchFailed(f"testing value {path} failed: test failed") from None
-    if not _json_equal(found, expected):
+    if not json_equal(found, expected):
         raise PatchFailed(f"testing value {path} failed: test failed")
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: Python's, except that a boolean never equals a number."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and a == b
 
 
 def _describe(op: str, path: str, err: Exception) -> str:
@@ -172,22 +161,8 @@ def _describe(op: str, path: str, err: Exception) -> str:
     return f"{op} operation does not apply: {err}"
 
 
-def _rejected(reason: str) -> Invalid:
+def _rejected() -> Invalid:
     """The 422 kube-apiserver answers when a JSON patch does not apply (the reason stays on the server)."""
     return Invalid(
         make_status(422, "Invalid", "the server rejected our request due to an error in our request", details={})
     )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if value is None:
-        return "null"
-    return "array"
