@@ -49,20 +49,15 @@ class GoText(str):
 def go_value(value: Any) -> str:
     """The bad value of a field error as ``field.Error.ErrorBody`` prints it (Kubernetes 1.37).
 
-    Strings Go-quoted, numbers and booleans plain (``%v``), everything else, ``nil`` included, as JSON.
+    Strings Go-quoted, floats as ``%v``, everything else as JSON: ``nil`` as ``null``, and booleans
+    and integers, which JSON writes as ``%v`` does.
     """
     if isinstance(value, GoText):
         return str(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
     if isinstance(value, str):
         return go_quote(value)
+    if isinstance(value, float):
+        return go_float(value)
     return go_json(value)
 
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from clusterclass.api.objects import is_int
-from clusterclass.kube.gotext import fixed_digits, go_json, go_quote
+from clusterclass.kube.gotext import fixed_digits, go_exponent, go_json, go_quote
 
 #: the fieldsV1 key that marks a node with children as owned itself
 SELF = "."
@@ -311,10 +310,6 @@ def raw_equal(raw: Any, fields: FieldSet) -> bool:
 # -- path elements ------------------------------------------------------------------------------
 
 
-def field_element(name: str) -> str:
-    return "f:" + name
-
-
 def key_element(key: Mapping[str, Any]) -> str:
     """The element of a list-map entry whose key fields are ``key`` (written in name order)."""
     if len(key) == 1:
@@ -328,17 +323,13 @@ def value_element(value: Any) -> str:
     return "v:" + go_json(value)
 
 
+@lru_cache(maxsize=8192)
 def element_order(element: str) -> tuple[Any, ...]:
     """Sort key of a path element as structured-merge-diff orders them.
 
     Fields come first by name, then list-map keys (field by field, values compared as below), then
     set values: numbers (ints and floats numerically), strings, booleans, lists, maps, null.
     """
-    return _element_order(element)
-
-
-@lru_cache(maxsize=8192)
-def _element_order(element: str) -> tuple[Any, ...]:
     kind, body = element[0], element[2:]
     if kind == "f":
         return (0, body)
@@ -389,16 +380,6 @@ def path_string(path: Sequence[str]) -> str:
 # -- structured-merge-diff's printing of values (JSON as Go writes it is in gotext) -----------------
 
 
-def _exponent(value: float) -> str:
-    """``value`` as Go's ``%v`` writes large and tiny floats: shortest digits, ``e-05`` / ``e+21``."""
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-    power = exponent + len(text) - 1
-    return f"{'-' if sign else ''}{mantissa}e{'+' if power >= 0 else '-'}{abs(power):02d}"
-
-
 def go_value_string(value: Any) -> str:
     """How structured-merge-diff prints a key or set value in a path: strings quoted, numbers as ``%v``."""
     if value is None:
@@ -410,7 +391,7 @@ def go_value_string(value: Any) -> str:
     if isinstance(value, float):
         magnitude = abs(value)
         if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e21):
-            return _exponent(value)
+            return go_exponent(value)
         return fixed_digits(value)
     if isinstance(value, str):
         return go_quote(value)

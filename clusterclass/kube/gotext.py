@@ -5,7 +5,7 @@ so every module that writes such text (field error causes, managed-field paths, 
 the server's decode errors) renders values through the one set of functions here:
 
 - :func:`go_quote`: ``strconv.Quote`` / ``%q`` of a string;
-- :func:`go_float`: ``%v`` of a float64 (``1e+06``, ``1e-05``);
+- :func:`go_float`: ``%v`` of a float64 (``1e+06``, ``1e-05``), :func:`go_exponent` its exponent form;
 - :func:`go_json`: ``encoding/json`` of a decoded JSON value (HTML characters escaped, ``1.5e-7``);
 - :func:`json_kind`: how Go's JSON decoder names the kind of a value it cannot unmarshal;
 - :func:`rfc3339`: ``metav1.Time`` as JSON (seconds, UTC, ``Z``).
@@ -51,21 +51,21 @@ def go_float(value: float) -> str:
         return "NaN"
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
     if value == 0:
-        return sign + "0"
-    shortest = Decimal(repr(abs(value))).normalize()
-    _, digit_tuple, exponent = shortest.as_tuple()
-    digits = "".join(str(d) for d in digit_tuple)
-    point = len(digits) + int(exponent)  # value = 0.<digits> × 10^point
-    if point - 1 < -4 or point - 1 >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if point - 1 < 0 else '+'}{abs(point - 1):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return f"{sign}{digits[:point]}.{digits[point:]}"
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    if 1e-4 <= abs(value) < 1e6:
+        return fixed_digits(value)
+    return go_exponent(value)
+
+
+def go_exponent(value: float) -> str:
+    """A finite float in ``%v``'s exponent form: shortest digits, a two-digit exponent (``1e-05``, ``1.5e+21``)."""
+    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple))
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    power = exponent + len(digits) - 1
+    return f"{'-' if sign else ''}{mantissa}e{'+' if power >= 0 else '-'}{abs(power):02d}"
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\<>&]')
