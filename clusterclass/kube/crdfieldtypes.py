@@ -7,11 +7,11 @@ manager asks: whether a field is a declared property, and the defaults of a ``ma
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
 
 from clusterclass.kube.crdnodes import Node
 from clusterclass.kube.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path
+from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.objectmeta import OBJECT_META_FIELDS
 
 
@@ -82,7 +82,7 @@ class SchemaFieldTypes:
         for key in found.list_keys:
             child = found.items.child(key)
             if child is not None and child.has_default:
-                defaults[key] = copy.deepcopy(child.default)
+                defaults[key] = json_copy(child.default)
         return defaults
 
     def _resolve(self, path: Path) -> Node | _InMetadata | None:

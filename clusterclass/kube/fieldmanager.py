@@ -189,12 +189,9 @@ class _Cursor:
         return self._list
 
     def atomic(self) -> bool:
-        """Whether the map here is one field; the root never is, an owner reference always is (as in kube)."""
+        """Whether the map here is one field (the root never is)."""
         if self._atomic is None:
-            path = self.path
-            self._atomic = bool(path) and (
-                path == ("metadata", "ownerReferences", ITEM) or self.types.types.map_is_atomic(path)
-            )
+            self._atomic = bool(self.path) and self.types.types.map_is_atomic(self.path)
         return self._atomic
 
     def declared(self) -> bool:
@@ -245,12 +242,8 @@ def _trail_path(trail: Trail) -> list[str]:
 # -- walks over objects ---------------------------------------------------------------------------
 
 
-def field_set(types: FieldTypes, obj: Obj) -> FieldSet:
-    """The paths an applied configuration sets (kube's ``ToFieldSet``); duplicates are an error."""
-    return _field_set(_Cursor.root(types), obj, allow_duplicates=False)
-
-
 def _field_set(root: _Cursor, obj: Obj, *, allow_duplicates: bool) -> FieldSet:
+    """The paths ``obj`` sets (kube's ``ToFieldSet``); duplicate list keys are an error unless allowed."""
     node = FieldSet()
     _collect(root, obj, node, allow_duplicates)
     return node
