@@ -43,7 +43,7 @@ import yaml
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.causes import GoText, invalid_error, to_causes
+from clusterclass.kube.causes import GoText, invalid_error, qualified_kind, to_cause, to_causes
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import Node, Scale
 from clusterclass.kube.crdschema import VersionSchema, default_value_errors
@@ -130,7 +130,7 @@ class CrdInfo:
     @property
     def qualified_kind(self) -> str:
         """``Cluster.cluster.x-k8s.io``."""
-        return f"{self.kind}.{self.group}"
+        return qualified_kind(self)
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}"
@@ -157,7 +157,7 @@ class CrdInfo:
     def decode_error(self, version: str, message: str) -> BadRequest:
         """kube-apiserver's 400 for a body it cannot decode: ``Cluster in version "v1beta1" cannot be handled ...``."""
         text = f'{self.kind} in version "{version}" cannot be handled as a {self.kind}: {message}'
-        return BadRequest(BadRequest.new(text).status)
+        return BadRequest.new(text)
 
     def convert(self, obj: Obj, version: str) -> Obj:
         """``obj`` served in ``version`` (in place): the conversion strategy ``None`` rewrites ``apiVersion``,
@@ -202,7 +202,7 @@ class CrdInfo:
 
     def invalid(self, name: str, errors: Sequence[FieldError | Mapping[str, str]]) -> Invalid:
         """The ``Invalid`` error for these errors (or causes) of object ``name``."""
-        causes = [to_causes([e])[0] if isinstance(e, FieldError) else e for e in errors]
+        causes = [to_cause(e) if isinstance(e, FieldError) else e for e in errors]
         return invalid_error(self, name, causes)
 
     def resource_version_required(self, name: str) -> Invalid:
