@@ -61,7 +61,7 @@ def apiserver(state: Path | None, port: int, kubeconfig_out: Path) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if state is not None:
         state.parent.mkdir(parents=True, exist_ok=True)
-    store = MemoryStore(state_path=state) if state is not None else MemoryStore()
+    store = MemoryStore(state_path=state)
     try:
         asyncio.run(_serve(store, port=port, kubeconfig_out=kubeconfig_out, state=state))
     finally:

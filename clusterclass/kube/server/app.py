@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
@@ -51,7 +50,6 @@ KUBERNETES_MAJOR = "1"
 KUBERNETES_MINOR = "37"
 GIT_VERSION = f"v{KUBERNETES_MAJOR}.{KUBERNETES_MINOR}.0+clusterclass-{__version__}"
 
-STORE: web.AppKey[MemoryStore] = web.AppKey("store", MemoryStore)
 REQUIRE_CLIENT_CERT: web.AppKey[bool] = web.AppKey("require_client_cert", bool)
 #: paths anyone may read, as kube-apiserver's ``system:public-info-viewer`` role allows
 PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
@@ -138,17 +136,19 @@ class Routes:
         return web.Response(text="ok", content_type="text/plain")
 
     async def core_versions(self, request: web.Request) -> web.Response:
-        choice = negotiate(request.headers.get("Accept"), discovery=True)
-        if choice.representation == "discovery":
-            document = discovery.aggregated(self.store, core=True, version=choice.version)
-            return json_response(document, content_type=choice.content_type)
-        return json_response(discovery.api_versions(request.host))
+        return self._discovery_root(request, core=True)
 
     async def groups(self, request: web.Request) -> web.Response:
+        return self._discovery_root(request, core=False)
+
+    def _discovery_root(self, request: web.Request, *, core: bool) -> web.Response:
+        """``/api`` (``core``) or ``/apis``: aggregated discovery when the client asks for it, else the plain list."""
         choice = negotiate(request.headers.get("Accept"), discovery=True)
         if choice.representation == "discovery":
-            document = discovery.aggregated(self.store, core=False, version=choice.version)
+            document = discovery.aggregated(self.store, core=core, version=choice.version)
             return json_response(document, content_type=choice.content_type)
+        if core:
+            return json_response(discovery.api_versions(request.host))
         return json_response(discovery.api_group_list(self.store))
 
     async def group(self, request: web.Request) -> web.Response:
@@ -195,7 +195,7 @@ class Routes:
 
 async def _close_watches(app: web.Application) -> None:
     """On shutdown every open watch ends, so its client sees the end of the stream at once."""
-    open_watches: set[Any] = app[OPEN_WATCHES]
+    open_watches = app[OPEN_WATCHES]
     for watch in tuple(open_watches):
         watch.close()
 
@@ -203,7 +203,6 @@ async def _close_watches(app: web.Application) -> None:
 def make_app(store: MemoryStore, *, require_client_cert: bool = True) -> web.Application:
     """The application serving ``store``; ``require_client_cert`` False serves anonymous requests (tests)."""
     app = web.Application(middlewares=[status_errors, authenticate], client_max_size=64 * 1024 * 1024)
-    app[STORE] = store
     app[REQUIRE_CLIENT_CERT] = require_client_cert
     app[OPEN_WATCHES] = set()
     app.on_shutdown.append(_close_watches)

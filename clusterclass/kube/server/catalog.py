@@ -20,10 +20,8 @@ from typing import Any
 from clusterclass.api.objects import Obj, dig
 from clusterclass.kube.errors import ApiError
 from clusterclass.kube.memory import KindInfo, MemoryStore
+from clusterclass.kube.memory_crds import CRD_API_VERSION, CRD_KIND
 from clusterclass.kube.server import jsonpath
-
-CRD_API_VERSION = "apiextensions.k8s.io/v1"
-CRD_KIND = "CustomResourceDefinition"
 
 NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources may "
@@ -223,7 +221,7 @@ def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
     builtin = BUILTIN.get((info.group, info.kind))
     if builtin is not None:
         return builtin
-    schema = getattr(info, "schema", None)  # the parsed CRD, when the store serves the kind from one
+    schema = info.schema  # the parsed CRD, when the store serves the kind from one
     if schema is not None:
         served = schema.versions.get(version)
         return Description(
@@ -232,7 +230,7 @@ def describe(store: MemoryStore, info: KindInfo, version: str) -> Description:
             tuple(schema.categories),
             _columns(served.printer_columns if served is not None else ()),
         )
-    crd = _crd(store, info)
+    crd = stored_crd(store, info)
     if crd is None:
         return Description(info.kind.lower(), columns=(NAME, CRD_AGE))
     names = dig(crd, "spec", "names") or {}
@@ -254,11 +252,12 @@ def _columns(specs: Any) -> tuple[Column, ...]:
     return (NAME, *(column for column in columns if column is not None)) if any(columns) else (NAME, CRD_AGE)
 
 
-def _crd(store: MemoryStore, info: KindInfo) -> Obj | None:
+def stored_crd(store: MemoryStore, info: KindInfo) -> Obj | None:
+    """The stored CustomResourceDefinition named after ``info`` (``clusters.cluster.x-k8s.io``), if any."""
     if not info.group:
         return None
     try:
-        return store.get(CRD_API_VERSION, CRD_KIND, f"{info.plural}.{info.group}")
+        return store.get(CRD_API_VERSION, CRD_KIND, info.resource)
     except ApiError:
         return None
 

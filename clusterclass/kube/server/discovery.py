@@ -21,7 +21,7 @@ from collections import defaultdict
 from typing import Any
 
 from clusterclass.kube.memory import KindInfo, MemoryStore
-from clusterclass.kube.server.catalog import describe
+from clusterclass.kube.server.catalog import Description, describe
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 #: namespaces are deleted one at a time (kube-apiserver serves no deletecollection for them)
@@ -41,8 +41,8 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (rank, -int(major), -int(minor or 0), version)
 
 
-def _groups(store: MemoryStore) -> dict[str, dict[str, list[KindInfo]]]:
-    """group -> version -> kinds served there, versions in order of preference."""
+def served_groups(store: MemoryStore) -> dict[str, dict[str, list[KindInfo]]]:
+    """group -> version -> kinds served there, groups sorted, versions in order of preference."""
     groups: dict[str, dict[str, list[KindInfo]]] = defaultdict(dict)
     for info in store.kinds():
         for version in info.versions:
@@ -58,11 +58,13 @@ def _verbs(info: KindInfo) -> list[str]:
 
 
 def _subresources(info: KindInfo) -> list[str]:
-    return (["status"] if info.status_subresource else []) + (["scale"] if _has_scale(info) else [])
+    return (["status"] if info.status_subresource else []) + (["scale"] if info.scale_subresource else [])
 
 
-def _has_scale(info: KindInfo) -> bool:
-    return bool(getattr(info, "scale_subresource", False))
+def _names(described: Description) -> dict[str, list[str]]:
+    """The short names and categories of a resource, each only when it has some (both forms leave them out)."""
+    names = {"shortNames": list(described.short_names), "categories": list(described.categories)}
+    return {key: value for key, value in names.items() if value}
 
 
 #: what the scale subresource answers with
@@ -85,13 +87,13 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
 
 def api_group_list(store: MemoryStore) -> dict[str, Any]:
     """``/apis``: every named group with its versions, preferred first."""
-    groups = [_group_entry(group, list(versions)) for group, versions in _groups(store).items() if group]
+    groups = [_group_entry(group, list(versions)) for group, versions in served_groups(store).items() if group]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(store: MemoryStore, group: str) -> dict[str, Any] | None:
     """``/apis/<group>``, or None when the group is not served."""
-    versions = _groups(store).get(group)
+    versions = served_groups(store).get(group)
     if not group or not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, list(versions))}
@@ -99,7 +101,7 @@ def api_group(store: MemoryStore, group: str) -> dict[str, Any] | None:
 
 def api_resource_list(store: MemoryStore, group: str, version: str) -> dict[str, Any] | None:
     """``/api/v1`` or ``/apis/<group>/<version>``, or None when that group version is not served."""
-    kinds = _groups(store).get(group, {}).get(version)
+    kinds = served_groups(store).get(group, {}).get(version)
     if not kinds:
         return None
     resources: list[dict[str, Any]] = []
@@ -111,11 +113,8 @@ def api_resource_list(store: MemoryStore, group: str, version: str) -> dict[str,
             "namespaced": info.namespaced,
             "kind": info.kind,
             "verbs": _verbs(info),
+            **_names(described),
         }
-        if described.short_names:
-            resource["shortNames"] = list(described.short_names)
-        if described.categories:
-            resource["categories"] = list(described.categories)
         resources.append(resource)
         for subresource in _subresources(info):
             entry: dict[str, Any] = {
@@ -135,7 +134,7 @@ def api_resource_list(store: MemoryStore, group: str, version: str) -> dict[str,
 def aggregated(store: MemoryStore, *, core: bool, version: str = "v2") -> dict[str, Any]:
     """The aggregated discovery document of ``/api`` (``core``) or ``/apis``."""
     items = []
-    for group, versions in _groups(store).items():
+    for group, versions in served_groups(store).items():
         if bool(group) == core:
             continue
         entries = []
@@ -170,11 +169,8 @@ def _resource_discovery(store: MemoryStore, info: KindInfo, version: str) -> dic
         "scope": "Namespaced" if info.namespaced else "Cluster",
         "singularResource": described.singular,
         "verbs": _verbs(info),
+        **_names(described),
     }
-    if described.short_names:
-        entry["shortNames"] = list(described.short_names)
-    if described.categories:
-        entry["categories"] = list(described.categories)
     subresources = [
         {
             "subresource": subresource,

@@ -17,29 +17,33 @@ Rules enforced here rather than in the store, because they are about the request
   is how kube-apiserver makes a patch atomic;
 - server-side apply (``application/apply-patch+yaml``) creates the object when it does not exist.
 
-Watches are answered by :mod:`.watch`.
+Watches are answered by :mod:`.watchstream`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 from aiohttp import web
 
+from clusterclass import fielderrors
 from clusterclass.api.objects import Obj
-from clusterclass.kube.errors import ApiError, BadRequest, Conflict, Invalid, NotFound, make_status
+from clusterclass.kube.causes import invalid_error, to_causes
+from clusterclass.kube.crds import FieldValidation
+from clusterclass.kube.errors import ApiError, BadRequest, Conflict, NotFound
 from clusterclass.kube.gotext import json_kind
 from clusterclass.kube.json_patch import apply_json_patch
+from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.memory import MemoryStore
+from clusterclass.kube.memory_builtins import decode_error
 from clusterclass.kube.mergepatch import merge_patch
 from clusterclass.kube.server import fieldselector, tables
 from clusterclass.kube.server.catalog import describe
 from clusterclass.kube.server.negotiation import Choice, negotiate
 from clusterclass.kube.server.options import (
-    FieldValidation,
     OptionsKind,
     WriteOptions,
     decode_body,
@@ -48,7 +52,7 @@ from clusterclass.kube.server.options import (
     flag,
     write_options,
 )
-from clusterclass.kube.server.patches import apply_patch, decode_json, is_builtin, patch_kind
+from clusterclass.kube.server.patches import apply_strategic_patch, decode_json, is_builtin, patch_kind
 from clusterclass.kube.server.paths import Target
 from clusterclass.kube.server.responses import (
     json_response,
@@ -79,6 +83,13 @@ class StoreWrite(Protocol):
 CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "Lease"), ("", "Event")})
 #: how often a strategic merge patch is recomputed when the object changes underneath it
 PATCH_RETRIES = 5
+
+
+class _GroupKind(NamedTuple):
+    """The group and kind an error names (the kind a body gives, rather than the one served)."""
+
+    group: str
+    kind: str
 
 
 def _warning(text: str) -> str:
@@ -136,20 +147,9 @@ class ResourceHandlers:
             return await serve_watch(self.store, request, target)  # the deprecated watch of one object by path
         choice = negotiate(request.headers.get("Accept"), table=True)
         obj = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
-        if choice.representation == "table":
-            described = describe(self.store, target.info, target.version)
-            include = tables.include_object(request.query.get("includeObject"))
-            rendered = tables.table(
-                described,
-                [obj],
-                resource_version=obj["metadata"].get("resourceVersion"),
-                include=include,
-                version=choice.version,
-            )
-            return json_response(rendered, content_type=choice.content_type)
-        if choice.representation == "metadata":
-            return json_response(tables.partial_metadata(obj, choice.version), content_type=choice.content_type)
-        return json_response(obj)
+        described = describe(self.store, target.info, target.version) if choice.representation == "table" else None
+        include = tables.include_object(request.query.get("includeObject")) if described is not None else "Metadata"
+        return json_response(tables.render_object(obj, choice, described, include), content_type=choice.content_type)
 
     async def list_objects(self, request: web.Request, target: Target) -> web.StreamResponse:
         query = request.query
@@ -207,12 +207,9 @@ class ResourceHandlers:
         if problems and options.field_validation == "Strict":
             unknown: list[str] = []
             with contextlib.suppress(ApiError):
-                write(copy.deepcopy(obj), dry_run=True, field_validation="Warn", warnings=unknown)
+                write(json_copy(obj), dry_run=True, field_validation="Warn", warnings=unknown)
             problems += [warning for warning in unknown if warning.startswith("unknown field")]
-            raise BadRequest.new(
-                f'{target.kind} in version "{target.version}" cannot be handled as a {target.kind}: '
-                f"strict decoding error: {', '.join(problems)}"
-            )
+            raise decode_error(target.kind, target.version, f"strict decoding error: {', '.join(problems)}")
         if options.field_validation == "Warn":
             options.warnings.extend(problems)
         return write(
@@ -264,20 +261,8 @@ class ResourceHandlers:
                     f"({target.version}.{kind}) to ({internal}.{target.kind}): unknown conversion"
                 )
             name = str((obj.get("metadata") or {}).get("name") or "")
-            detail = f'Invalid value: "{kind}": must be {target.kind}'
-            raise Invalid(
-                make_status(
-                    422,
-                    "Invalid",
-                    f'{kind}.{target.info.group} "{name}" is invalid: kind: {detail}',
-                    details={
-                        "name": name,
-                        "group": target.info.group,
-                        "kind": kind,
-                        "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "kind"}],
-                    },
-                )
-            )
+            error = fielderrors.invalid("kind", kind, f"must be {target.kind}")
+            raise invalid_error(_GroupKind(target.info.group, kind), name, to_causes([error]))
         obj["apiVersion"] = target.api_version
         obj["kind"] = target.kind
         metadata = obj.setdefault("metadata", {})
@@ -313,7 +298,7 @@ class ResourceHandlers:
         if target.subresource == "status":
             return _write_response(self._write(self.store.update_status, target, obj, options, duplicates), options)
         try:
-            updated = self._write(self.store.update, target, copy.deepcopy(obj), options, duplicates)
+            updated = self._write(self.store.update, target, json_copy(obj), options, duplicates)
         except NotFound:
             if (target.info.group, target.kind) not in CREATE_ON_UPDATE or obj["metadata"].get("resourceVersion"):
                 raise
@@ -348,18 +333,32 @@ class ResourceHandlers:
                 status=status,
             )
             return _write_response(patched, options)
+        write: StoreWrite = self.store.update_status if status else self.store.update
+        patched = self._update_retrying(
+            target, lambda current: self._checked_object(apply_strategic_patch(current, body), target), write, options
+        )
+        return _write_response(patched, options)
+
+    def _update_retrying(
+        self, target: Target, change: Callable[[Obj], Obj], write: StoreWrite, options: WriteOptions
+    ) -> Obj:
+        """``write`` of ``change(current)``, recomputed from a fresh read when the object changed meanwhile.
+
+        The write carries the read's resourceVersion as precondition, which is how kube-apiserver
+        makes a patch atomic; a change that asks for another resourceVersion itself is written once,
+        and its Conflict is the client's.
+        """
+        assert target.name is not None
         for attempt in range(PATCH_RETRIES):
             current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
-            patched = apply_patch(kind, current, body)
-            pinned = bool((patched.get("metadata") or {}).get("resourceVersion")) and (
-                patched["metadata"]["resourceVersion"] != current["metadata"]["resourceVersion"]
-            )
-            patched = self._checked_object(patched, target)
+            updated = change(current)
+            read_at = current["metadata"]["resourceVersion"]
+            asked = updated["metadata"].get("resourceVersion")
+            pinned = bool(asked) and asked != read_at
             if not pinned:
-                patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            write: StoreWrite = self.store.update_status if status else self.store.update
+                updated["metadata"]["resourceVersion"] = read_at
             try:
-                return _write_response(self._write(write, target, patched, options, []), options)
+                return self._write(write, target, updated, options, [])
             except Conflict:
                 if pinned or attempt == PATCH_RETRIES - 1:
                     raise
@@ -377,28 +376,19 @@ class ResourceHandlers:
         options_kind: OptionsKind = "UpdateOptions" if request.method == "PUT" else "PatchOptions"
         kind = patch_kind(request.headers.get("Content-Type", ""), target.info) if request.method == "PATCH" else None
         if kind not in (None, "merge", "json"):
-            raise unsupported_media_type(
-                request.headers.get("Content-Type", ""), ["application/json-patch+json", "application/merge-patch+json"]
-            )
+            raise unsupported_media_type(["application/json-patch+json", "application/merge-patch+json"])
         options = write_options(request.query, request.headers.get("User-Agent"), options_kind)
         body = decode_json(await request.read(), "patch" if kind else "the request body")
-        for attempt in range(PATCH_RETRIES):
-            current = self.store.get(target.api_version, target.kind, target.name, namespace=target.namespace)
-            wanted = body
+
+        def change(current: Obj) -> Obj:
             if kind == "merge":
-                wanted = merge_patch(as_scale(current, paths), body)
-            elif kind == "json":
-                wanted = apply_json_patch(as_scale(current, paths), body)
-            updated = scaled(current, wanted, paths)
-            pinned = updated["metadata"]["resourceVersion"] != current["metadata"]["resourceVersion"]
-            try:
-                written = self._write(self.store.update, target, updated, options, [])
-            except Conflict:
-                if pinned or attempt == PATCH_RETRIES - 1:
-                    raise
-                continue
-            return _write_response(as_scale(written, paths), options)
-        raise AssertionError("unreachable")  # pragma: no cover
+                return scaled(current, merge_patch(as_scale(current, paths), body), paths)
+            if kind == "json":
+                return scaled(current, apply_json_patch(as_scale(current, paths), body), paths)
+            return scaled(current, body, paths)
+
+        written = self._update_retrying(target, change, self.store.update, options)
+        return _write_response(as_scale(written, paths), options)
 
     def _apply(self, target: Target, body: bytes, options: WriteOptions) -> web.Response:
         assert target.name is not None and options.field_manager is not None

@@ -42,6 +42,7 @@ class Choice:
 
 JSON = Choice("json")
 
+#: the meta.k8s.io versions of Table and PartialObjectMetadata
 _TABLE_VERSIONS = ("v1", "v1beta1")
 _DISCOVERY_VERSIONS = ("v2", "v2beta1")
 
@@ -77,7 +78,7 @@ def negotiate(header: str | None, *, table: bool = False, discovery: bool = Fals
         if table and wanted == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
             return Choice("table", params["v"])
         partial = wanted in ("PartialObjectMetadata", "PartialObjectMetadataList")
-        if table and partial and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+        if table and partial and params.get("g") == "meta.k8s.io" and params.get("v") in _TABLE_VERSIONS:
             return Choice("metadata", params["v"])
         if (
             discovery

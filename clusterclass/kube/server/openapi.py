@@ -22,12 +22,11 @@ import json
 from typing import Any
 
 from clusterclass.api.objects import dig
-from clusterclass.kube.errors import ApiError
 from clusterclass.kube.memory import KindInfo, MemoryStore
+from clusterclass.kube.server.catalog import stored_crd
+from clusterclass.kube.server.discovery import served_groups
 
 OPENAPI_VERSION = "3.0.0"
-CRD_API_VERSION = "apiextensions.k8s.io/v1"
-CRD_KIND = "CustomResourceDefinition"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
@@ -87,19 +86,13 @@ def group_version_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _kinds_by_group_version(store: MemoryStore) -> dict[tuple[str, str], list[KindInfo]]:
-    served: dict[tuple[str, str], list[KindInfo]] = {}
-    for info in store.kinds():
-        for version in sorted(info.versions):
-            served.setdefault((info.group, version), []).append(info)
-    return served
-
-
 def document(store: MemoryStore, group: str, version: str) -> dict[str, Any] | None:
     """The OpenAPI v3 document of ``group/version``, or None when it is not served."""
-    kinds = _kinds_by_group_version(store).get((group, version))
-    if not kinds:
-        return None
+    kinds = served_groups(store).get(group, {}).get(version)
+    return _document(store, group, version, kinds) if kinds else None
+
+
+def _document(store: MemoryStore, group: str, version: str, kinds: list[KindInfo]) -> dict[str, Any]:
     prefix = "/" + group_version_path(group, version)
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
@@ -141,11 +134,8 @@ def schema_name(group: str, version: str, kind: str) -> str:
 
 def _crd_schema(store: MemoryStore, info: KindInfo, version: str) -> dict[str, Any] | None:
     """The ``openAPIV3Schema`` of the stored CRD serving ``info`` in ``version``, metadata pointing at ObjectMeta."""
-    if not info.group:
-        return None
-    try:
-        crd = store.get(CRD_API_VERSION, CRD_KIND, f"{info.plural}.{info.group}")
-    except ApiError:
+    crd = stored_crd(store, info)
+    if crd is None:
         return None
     for served in dig(crd, "spec", "versions") or []:
         schema = dig(served, "schema", "openAPIV3Schema") if isinstance(served, dict) else None
@@ -169,9 +159,10 @@ def _operation(operation_id: str, action: str, gvk: dict[str, str], parameters: 
 def index(store: MemoryStore) -> dict[str, Any]:
     """``/openapi/v3``: where each group version's document is, with a hash that changes with it."""
     paths = {}
-    for group, version in sorted(_kinds_by_group_version(store)):
-        served = document(store, group, version)
-        digest = hashlib.sha512(json.dumps(served, sort_keys=True).encode()).hexdigest()[:32].upper()
-        key = group_version_path(group, version)
-        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+    for group, versions in served_groups(store).items():
+        for version, kinds in versions.items():
+            served = _document(store, group, version, kinds)
+            digest = hashlib.sha512(json.dumps(served, sort_keys=True).encode()).hexdigest()[:32].upper()
+            key = group_version_path(group, version)
+            paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
     return {"paths": paths}

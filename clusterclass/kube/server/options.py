@@ -23,11 +23,14 @@ import yaml
 from multidict import MultiMapping
 
 from clusterclass.kube.client import Preconditions, PropagationPolicy
+from clusterclass.kube.crds import FieldValidation
 from clusterclass.kube.errors import ApiError, BadRequest, Invalid, make_status
+from clusterclass.kube.jsoncopy import json_copy
+from clusterclass.kube.memory import PROPAGATION_POLICIES
 from clusterclass.kube.server import protobuf
+from clusterclass.kube.server.responses import unknown_media_type
 
 FIELD_MANAGER_MAX_LENGTH = 128
-FieldValidation = Literal["Ignore", "Warn", "Strict"]
 
 try:  # the C loader when PyYAML has it, as everywhere else in clusterclass
     _YamlLoader: Any = yaml.CSafeLoader
@@ -173,14 +176,6 @@ def _duplicate_paths(value: Any, path: str = "") -> list[str]:
     return found
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
-
-
 def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[Any, list[str]]:
     """A JSON (or YAML) request body for an object of ``kind``, and the paths of fields it gives twice."""
     media_type = (content_type or "application/json").split(";")[0].strip().lower()
@@ -189,7 +184,7 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
     if media_type == protobuf.MEDIA_TYPE:
         return protobuf.decode(body, kind=kind), []
     if media_type not in ("application/json", "", "*/*"):
-        raise ApiError(make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={}))
+        raise unknown_media_type()
     try:
         decoded = json.loads(body or b"null", object_pairs_hook=_remember_duplicates)
     except (ValueError, UnicodeDecodeError) as err:
@@ -198,7 +193,7 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
             f"json parse error: {err}"
         ) from err
     duplicates = _duplicate_paths(decoded)
-    return _plain(decoded), duplicates
+    return json_copy(decoded), duplicates  # the copy makes every _Fields a plain dict
 
 
 def decode_yaml(body: bytes, *, what: str = "the request body") -> Any:
@@ -223,9 +218,6 @@ class DeleteOptions:
     dry_run: bool = False
 
 
-_POLICIES = ("Background", "Foreground", "Orphan")
-
-
 def delete_options(query: MultiMapping[str], body: bytes) -> DeleteOptions:
     """DeleteOptions from the body, with query parameters filling what the body leaves out."""
     decoded: Any = {}
@@ -245,7 +237,7 @@ def delete_options(query: MultiMapping[str], body: bytes) -> DeleteOptions:
         raise invalid_option("DeleteOptions", "propagationPolicy", "FieldValueInvalid", detail)
     if orphan is not None:
         policy = "Orphan" if orphan else "Background"
-    if policy is not None and policy not in _POLICIES:
+    if policy is not None and policy not in PROPAGATION_POLICIES:
         detail = f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"'
         raise invalid_option("DeleteOptions", "propagationPolicy", "FieldValueNotSupported", detail)
     preconditions: Preconditions = {}

@@ -18,9 +18,9 @@ import json
 from typing import Any, Literal
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.errors import ApiError, BadRequest, make_status
+from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.memory import KindInfo
-from clusterclass.kube.server.responses import unsupported_media_type
+from clusterclass.kube.server.responses import unknown_media_type, unsupported_media_type
 from clusterclass.kube.server.strategic import strategic_merge_patch
 
 PatchKind = Literal["merge", "json", "strategic", "apply"]
@@ -55,9 +55,9 @@ def patch_kind(content_type: str, info: KindInfo) -> PatchKind:
     media_type = content_type.split(";")[0].strip().lower()
     kind = MEDIA_TYPES.get(media_type)
     if kind is None:
-        raise ApiError(make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={}))
+        raise unknown_media_type()
     if media_type.endswith("+cbor") or (kind == "strategic" and not is_builtin(info)):
-        raise unsupported_media_type(media_type, accepted_media_types(info))
+        raise unsupported_media_type(accepted_media_types(info))
     return kind
 
 
@@ -68,14 +68,12 @@ def decode_json(body: bytes, what: str) -> Any:
         raise BadRequest.new(f"error decoding {what}: {err}") from err
 
 
-def apply_patch(kind: PatchKind, current: Obj, body: bytes) -> Obj:
+def apply_strategic_patch(current: Obj, body: bytes) -> Obj:
     """``current`` with the strategic merge patch in ``body`` applied.
 
     JSON and JSON merge patches are applied by the store itself (atomically, under its lock); a
     strategic merge patch needs the kind's patch strategies, which only the front knows.
     """
-    if kind != "strategic":
-        raise AssertionError(f"the store applies {kind} patches itself")
     patch = decode_json(body, "patch")
     if not isinstance(patch, dict):
         raise BadRequest.new(

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.errors import ApiError, BadRequest, make_status
+from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.gotext import rfc3339
+from clusterclass.kube.server.responses import unknown_media_type
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -226,7 +227,7 @@ def decode(body: bytes, *, kind: str) -> Obj:
         api_version, found_kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
         schema = KINDS.get((api_version, found_kind))
         if schema is None:
-            raise ApiError(make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={}))
+            raise unknown_media_type()
         obj = _message(_bytes(envelope.get(2, b"")), schema)
     except (_Malformed, UnicodeDecodeError, ValueError) as err:
         raise BadRequest.new(

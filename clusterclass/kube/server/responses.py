@@ -53,7 +53,13 @@ def unauthorized() -> ApiError:
     return ApiError(make_status(401, "Unauthorized", "Unauthorized"))
 
 
-def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
+def unknown_media_type() -> ApiError:
+    """What kube-apiserver answers for a body in a media type it does not read at all."""
+    return ApiError(make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={}))
+
+
+def unsupported_media_type(accepted: list[str]) -> ApiError:
+    """What kube-apiserver answers for a media type it reads, but not for this request (a patch type)."""
     return ApiError(
         make_status(
             415,

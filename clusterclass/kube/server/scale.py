@@ -16,31 +16,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterclass.api.objects import Obj, dig, is_int
+from clusterclass.api.objects import Obj, dig, is_int, set_path
+from clusterclass.kube.crdnodes import Scale
 from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.memory import KindInfo
-from clusterclass.kube.mergepatch import merge_patch
-from clusterclass.kube.server import jsonpath
 from clusterclass.kube.server.responses import not_found
 
 SCALE_API_VERSION = "autoscaling/v1"
 
 
-def scale_paths(info: KindInfo, version: str) -> Any:
+def scale_paths(info: KindInfo, version: str) -> Scale:
     """The version's Scale description (``spec_replicas_path``...); NotFound when it has none."""
-    schema = getattr(info, "schema", None)
-    served = schema.versions.get(version) if schema is not None else None
-    scale = getattr(served, "scale", None)
-    if scale is None:
+    served = info.schema.versions.get(version) if info.schema is not None else None
+    if served is None or served.scale is None:
         raise not_found()
-    return scale
+    return served.scale
 
 
-def _path(path: str) -> list[str]:
-    return [part for part in path.strip().lstrip(".").split(".") if part]
+def _path(path: str) -> tuple[str, ...]:
+    """The fields of a scale path: the CRD's validation made it a simple ``.a.b`` path."""
+    return tuple(part for part in path.strip().lstrip(".").split(".") if part)
 
 
-def as_scale(obj: Obj, paths: Any) -> Obj:
+def as_scale(obj: Obj, paths: Scale) -> Obj:
     """``obj`` as an autoscaling/v1 Scale."""
     meta = obj.get("metadata") or {}
     metadata = {
@@ -49,9 +48,9 @@ def as_scale(obj: Obj, paths: Any) -> Obj:
     spec_replicas = dig(obj, *_path(paths.spec_replicas_path))
     status: dict[str, Any] = {"replicas": _replicas(dig(obj, *_path(paths.status_replicas_path)))}
     if paths.label_selector_path:
-        found = jsonpath.find(paths.label_selector_path, obj)
-        if found and isinstance(found[0], str) and found[0]:
-            status["selector"] = found[0]
+        selector = dig(obj, *_path(paths.label_selector_path))
+        if isinstance(selector, str) and selector:
+            status["selector"] = selector
     return {
         "kind": "Scale",
         "apiVersion": SCALE_API_VERSION,
@@ -65,7 +64,7 @@ def _replicas(value: Any) -> int:
     return int(value) if is_int(value) else 0
 
 
-def scaled(obj: Obj, scale: Any, paths: Any) -> Obj:
+def scaled(obj: Obj, scale: Any, paths: Scale) -> Obj:
     """A copy of ``obj`` with the spec replicas of ``scale``; the resourceVersion ``scale`` asks for, if any."""
     if not isinstance(scale, dict) or scale.get("kind", "Scale") != "Scale":
         raise BadRequest.new("the body must be an autoscaling/v1 Scale")
@@ -74,16 +73,9 @@ def scaled(obj: Obj, scale: Any, paths: Any) -> Obj:
         replicas = 0
     if not is_int(replicas) or replicas < 0:
         raise BadRequest.new(f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")
-    updated = merge_patch(obj, {})
-    parts = _path(paths.spec_replicas_path)
-    target = updated
-    for part in parts[:-1]:
-        child = target.get(part)
-        if not isinstance(child, dict):
-            child = target[part] = {}
-        target = child
-    target[parts[-1]] = replicas
+    updated: Obj = json_copy(obj)
+    set_path(updated, _path(paths.spec_replicas_path), replicas)
     wanted = dig(scale, "metadata", "resourceVersion")
     if wanted:
         updated["metadata"]["resourceVersion"] = wanted
-    return updated  # type: ignore[no-any-return]
+    return updated

@@ -35,6 +35,7 @@ import yaml
 from aiohttp import web
 
 from clusterclass.kube.certs import CertificateAuthority, KeyPair
+from clusterclass.kube.http.tls import ssl_context
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.server.app import make_app
 
@@ -83,10 +84,13 @@ def server_ssl_context(credentials: Credentials) -> ssl.SSLContext:
 
 def client_ssl_context(credentials: Credentials, *, with_certificate: bool = True) -> ssl.SSLContext:
     """TLS for a client of the server (tests): trust the CA, present the client certificate."""
-    context = ssl.create_default_context(cadata=credentials.ca_pem.decode())
-    if with_certificate:
-        _with_pem_files(credentials.client, context.load_cert_chain)
-    return context
+    client = credentials.client if with_certificate else None
+    return ssl_context(
+        ca_data=credentials.ca_pem,
+        insecure=False,
+        client_cert=client.cert_pem if client else None,
+        client_key=client.key_pem if client else None,
+    )
 
 
 def _b64(data: bytes) -> str:

@@ -24,10 +24,10 @@ patches for them with 415, and so does the front.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.jsoncopy import json_copy
 
 Path = tuple[str, ...]
 
@@ -45,13 +45,11 @@ DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList/"
 _DELETE = object()
 
 
-def strategic_merge_patch(
-    original: dict[str, Any], patch: Any, strategies: dict[Path, tuple[str, str | None]] | None = None
-) -> dict[str, Any]:
+def strategic_merge_patch(original: dict[str, Any], patch: Any) -> dict[str, Any]:
     """``original`` with ``patch`` applied; neither argument is changed."""
     if not isinstance(patch, dict):
         raise BadRequest.new("the strategic merge patch must be a JSON object")
-    merged = _merge_map(copy.deepcopy(original), patch, (), METADATA_STRATEGIES if strategies is None else strategies)
+    merged = _merge_map(json_copy(original), patch, ())
     if merged is _DELETE:
         raise BadRequest.new('a strategic merge patch may not delete the whole object ("$patch": "delete")')
     return merged  # type: ignore[no-any-return]
@@ -74,7 +72,12 @@ def _strip(value: Any) -> Any:
     return value
 
 
-def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, strategies: dict[Path, Any]) -> Any:
+def _strategy(path: Path) -> tuple[str, str | None]:
+    """The patch strategy and merge key of the list at ``path``; lists without one are replaced."""
+    return METADATA_STRATEGIES.get(path, ("replace", None))
+
+
+def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path) -> Any:
     directive = patch.get(PATCH)
     if directive == "delete":
         return _DELETE
@@ -103,11 +106,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, stra
             continue
         current = original.get(key)
         if isinstance(value, dict) and isinstance(current, dict):
-            merged = _merge_map(current, value, (*path, key), strategies)
+            merged = _merge_map(current, value, (*path, key))
         elif isinstance(value, dict):
-            merged = _merge_map({}, value, (*path, key), strategies) if value.get(PATCH) != "delete" else _DELETE
+            merged = _merge_map({}, value, (*path, key)) if value.get(PATCH) != "delete" else _DELETE
         elif isinstance(value, list):
-            merged = _merge_list(current if isinstance(current, list) else [], value, (*path, key), strategies)
+            merged = _merge_list(current if isinstance(current, list) else [], value, (*path, key))
         else:
             merged = value
         if merged is _DELETE:
@@ -123,14 +126,14 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, stra
         if not isinstance(order, list):
             raise BadRequest.new(f"{SET_ELEMENT_ORDER}{key} must be a list in {_display(path)}")
         if isinstance(original.get(key), list):
-            original[key] = _ordered(original[key], order, strategies.get((*path, key), ("replace", None))[1])
+            original[key] = _ordered(original[key], order, _strategy((*path, key))[1])
     return original
 
 
-def _merge_list(original: list[Any], patch: list[Any], path: Path, strategies: dict[Path, Any]) -> list[Any]:
+def _merge_list(original: list[Any], patch: list[Any], path: Path) -> list[Any]:
     if any(isinstance(item, dict) and item.get(PATCH) == "replace" for item in patch):
         return [_strip(item) for item in patch if not (isinstance(item, dict) and item.get(PATCH) == "replace")]
-    strategy, merge_key = strategies.get(path, ("replace", None))
+    strategy, merge_key = _strategy(path)
     if strategy != "merge":
         return [_strip(item) for item in patch if not (isinstance(item, dict) and item.get(PATCH) == "delete")]
     if merge_key is None:
@@ -156,9 +159,9 @@ def _merge_list(original: list[Any], patch: list[Any], path: Path, strategies: d
                 del merged[found]
             continue
         if found is None:
-            merged.append(_merge_map({}, item, path, strategies))
+            merged.append(_merge_map({}, item, path))
         else:
-            merged[found] = _merge_map(merged[found], item, path, strategies)
+            merged[found] = _merge_map(merged[found], item, path)
     return merged
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.server.catalog import Description
+from clusterclass.kube.server.negotiation import Choice
 
 IncludeObject = Literal["None", "Metadata", "Object"]
 META = "meta.k8s.io"
@@ -40,6 +41,24 @@ def partial_metadata_list(items: list[Obj], resource_version: str, version: str 
         "metadata": {"resourceVersion": resource_version},
         "items": [partial_metadata(item, version) for item in items],
     }
+
+
+def render_object(
+    obj: Obj, choice: Choice, described: Description | None, include: IncludeObject, *, headers: bool = True
+) -> Obj:
+    """One object as ``choice`` asks for it: a one-row Table (``described`` given), its metadata, or itself."""
+    if choice.representation == "table" and described is not None:
+        return table(
+            described,
+            [obj],
+            resource_version=obj["metadata"].get("resourceVersion"),
+            include=include,
+            headers=headers,
+            version=choice.version,
+        )
+    if choice.representation == "metadata":
+        return partial_metadata(obj, choice.version)
+    return obj
 
 
 def column_definitions(described: Description) -> list[dict[str, Any]]:

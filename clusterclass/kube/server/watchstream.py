@@ -25,15 +25,13 @@ The events come from :meth:`~clusterclass.kube.memory.MemoryStore.watch` and kee
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
 
-from clusterclass.api.objects import Obj
-from clusterclass.kube.client import WatchEvent
+from clusterclass.kube.client import ObjectList, WatchEvent
 from clusterclass.kube.errors import ApiError, BadRequest
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.server import fieldselector, tables
@@ -42,13 +40,14 @@ from clusterclass.kube.server.negotiation import negotiate
 from clusterclass.kube.server.options import flag, positive_int
 from clusterclass.kube.server.paths import Target
 from clusterclass.kube.server.responses import encode
+from clusterclass.kube.watch import MemoryWatch
 
 #: seconds a watch lasts when the client does not say (kube-apiserver picks 30 to 60 minutes)
 DEFAULT_TIMEOUT_SECONDS = 1800
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 #: the app key under which open watches are kept, so shutdown can close them
-OPEN_WATCHES: web.AppKey[set[Any]] = web.AppKey("open_watches")
+OPEN_WATCHES: web.AppKey[set[MemoryWatch]] = web.AppKey("open_watches")
 
 
 async def serve_watch(store: MemoryStore, request: web.Request, target: Target) -> web.StreamResponse:
@@ -69,26 +68,26 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
 
     response = web.StreamResponse(headers={"Content-Type": choice.content_type})
     response.enable_chunked_encoding()
-    events: AsyncIterator[WatchEvent]
-    watch: Any = None
+    listed: ObjectList | None = None
     try:
         if initial and resource_version not in (None, "0"):
-            events, watch = _initial_then_changes(
-                store, target, label_selector, resource_version, timeout, end_bookmark=bookmarks
+            # the store's watch starts with the current objects only without a resourceVersion:
+            # list, then watch from the list, so nothing is missed or doubled
+            listed = store.list(
+                target.api_version, target.kind, namespace=target.namespace, label_selector=label_selector
             )
-        else:
-            if initial is False and resource_version in (None, "0"):
-                resource_version = store.resource_version
-            watch = store.watch(
-                target.api_version,
-                target.kind,
-                namespace=target.namespace,
-                label_selector=label_selector,
-                resource_version=resource_version,
-                bookmarks=bookmarks,
-                timeout_seconds=timeout,
-            )
-            events = watch
+            resource_version = listed.resource_version
+        elif initial is False and resource_version in (None, "0"):
+            resource_version = store.resource_version
+        watch = store.watch(
+            target.api_version,
+            target.kind,
+            namespace=target.namespace,
+            label_selector=label_selector,
+            resource_version=resource_version,
+            bookmarks=bookmarks,
+            timeout_seconds=timeout,
+        )
     except ApiError as err:
         if err.code != 410:
             raise
@@ -96,6 +95,7 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
         await response.write(encode({"type": "ERROR", "object": err.status}) + b"\n")
         await response.write_eof()
         return response
+    events = watch if listed is None else _listed_then_changes(target, listed, watch)
 
     open_watches = request.app[OPEN_WATCHES]
     open_watches.add(watch)
@@ -111,29 +111,15 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
                 obj = event["object"]
                 if not fields.matches(obj):
                     continue
-                payload = _represent(obj, choice.representation, choice.version, described, include, first)
+                payload = tables.render_object(obj, choice, described, include, headers=first)
                 first = False
             await response.write(encode({"type": event["type"], "object": payload}) + b"\n")
-    except (ConnectionResetError, asyncio.CancelledError):
-        watch.close()
-        raise
     finally:
         watch.close()
         open_watches.discard(watch)
     with contextlib.suppress(ConnectionResetError):
         await response.write_eof()
     return response
-
-
-def _represent(obj: Obj, representation: str, version: str, described: Any, include: Any, first: bool) -> Obj:
-    if representation == "table" and described is not None:
-        resource_version = obj["metadata"].get("resourceVersion")
-        return tables.table(
-            described, [obj], resource_version=resource_version, include=include, headers=first, version=version
-        )
-    if representation == "metadata":
-        return tables.partial_metadata(obj, version)
-    return obj
 
 
 def _send_initial_events(query: Any, bookmarks: bool) -> bool | None:
@@ -153,50 +139,20 @@ def _send_initial_events(query: Any, bookmarks: bool) -> bool | None:
     return wanted
 
 
-def _initial_then_changes(
-    store: MemoryStore,
-    target: Target,
-    label_selector: str | None,
-    resource_version: str | None,
-    timeout: int,
-    *,
-    end_bookmark: bool,
-) -> tuple[AsyncIterator[WatchEvent], Any]:
-    """Every current object as ADDED, the end-of-initial-events BOOKMARK (``end_bookmark``), then changes.
+async def _listed_then_changes(target: Target, listed: ObjectList, watch: MemoryWatch) -> AsyncIterator[WatchEvent]:
+    """Every listed object as ADDED, the BOOKMARK ending the initial events, then the changes since the list.
 
-    For ``sendInitialEvents=true`` with a resourceVersion (``NotOlderThan``): the store's own watch
-    gives initial events only without one. Read as a list and a watch from the list's
-    resourceVersion, so nothing is missed or doubled.
+    The bookmark is always sent: ``sendInitialEvents=true`` requires ``allowWatchBookmarks=true``.
     """
-    items, listed_at = store.list(
-        target.api_version, target.kind, namespace=target.namespace, label_selector=label_selector
-    )
-    watch = store.watch(
-        target.api_version,
-        target.kind,
-        namespace=target.namespace,
-        label_selector=label_selector,
-        resource_version=listed_at,
-        bookmarks=True,
-        timeout_seconds=timeout,
-    )
-
-    async def events() -> AsyncIterator[WatchEvent]:
-        for item in items:
-            yield {"type": "ADDED", "object": item}
-        if not end_bookmark:
-            async for event in watch:
-                yield event
-            return
-        yield {
-            "type": "BOOKMARK",
-            "object": {
-                "apiVersion": target.api_version,
-                "kind": target.kind,
-                "metadata": {"resourceVersion": listed_at, "annotations": {INITIAL_EVENTS_END: "true"}},
-            },
-        }
-        async for event in watch:
-            yield event
-
-    return events(), watch
+    for item in listed.items:
+        yield {"type": "ADDED", "object": item}
+    yield {
+        "type": "BOOKMARK",
+        "object": {
+            "apiVersion": target.api_version,
+            "kind": target.kind,
+            "metadata": {"resourceVersion": listed.resource_version, "annotations": {INITIAL_EVENTS_END: "true"}},
+        },
+    }
+    async for event in watch:
+        yield event
