@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from contract_support import WATCH_GUARD, causes
+from support.crds import crd_version, make_crd
 
 from clusterclass.kube.client import Client, Resource
 from clusterclass.kube.errors import Conflict, Invalid, NotFound
@@ -30,25 +31,8 @@ def widget_crd(group: str) -> dict[str, Any]:
             "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
         },
     }
-    return {
-        "apiVersion": CRD_API,
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {"status": {}},
-                }
-            ],
-        },
-    }
+    version = crd_version("v1", schema, subresources={"status": {}})
+    return make_crd(group, "Widget", [version], singular="widget", listKind="WidgetList")
 
 
 async def served(client: Client, api_version: str, kind: str) -> Resource:
@@ -151,17 +135,7 @@ def gadget_crd(group: str) -> dict[str, Any]:
             "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
         },
     }
-    return {
-        "apiVersion": CRD_API,
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gadgets.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+    return make_crd(group, "Gadget", [crd_version("v1", schema)], singular="gadget", listKind="GadgetList")
 
 
 async def test_without_a_status_subresource_status_is_part_of_the_object(

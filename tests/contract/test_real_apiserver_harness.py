@@ -67,7 +67,7 @@ def test_a_control_plane_that_does_not_start_says_why_and_leaves_nothing(tmp_pat
     etcd = tmp_path / "etcd"
     etcd.write_text("#!/bin/sh\necho 'etcd: cannot start here' >&2\nexit 3\n")
     etcd.chmod(0o755)
-    server = RealApiServer(harness.Binaries(_executable(tmp_path / "kube-apiserver"), etcd, None))
+    server = RealApiServer(harness.Binaries(_executable(tmp_path / "kube-apiserver"), etcd))
     with pytest.raises(harness.StartError, match=r"after 3 attempts: etcd exited with 3:\netcd: cannot start here"):
         server.start()
     assert server._tmp is None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import copy
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from support.crds import crd_version, make_crd
 from support.real_apiserver import RealApiServer
 
 from clusterclass.kube.crds import CrdInfo, default_crd, load_bundled_crds, parse_crd
@@ -40,242 +39,223 @@ def _schema(spec_properties: dict[str, Any], **spec_extra: Any) -> dict[str, Any
     }
 
 
-WIDGET_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.test.example.com"},
-    "spec": {
-        "group": "test.example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {
-                    "status": {},
-                    "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+WIDGET_CRD: dict[str, Any] = make_crd(
+    "test.example.com",
+    "Widget",
+    [
+        crd_version(
+            "v1",
+            _schema(
+                {
+                    "name": {"type": "string", "minLength": 3, "maxLength": 10, "pattern": "^[a-z]+$"},
+                    "replicas": {
+                        "type": "integer",
+                        "format": "int32",
+                        "minimum": 0,
+                        "maximum": 1000000,
+                        "default": 1,
+                    },
+                    "maxReplicas": {"type": "integer", "default": 10},
+                    "ratio": {"type": "number", "exclusiveMinimum": True, "minimum": 0, "multipleOf": 0.5},
+                    "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                    "when": {"type": "string", "format": "date-time"},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "x-kubernetes-list-type": "set",
+                        "maxItems": 3,
+                    },
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                        },
+                    },
+                    "uniq": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+                    "labels": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                        "maxProperties": 2,
+                        "minProperties": 1,
+                    },
+                    "nested": {
+                        "type": "object",
+                        "default": {},
+                        "properties": {
+                            "a": {"type": "string", "default": "x"},
+                            "b": {"type": "object", "properties": {"c": {"type": "integer", "default": 5}}},
+                        },
+                    },
+                    "free": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "properties": {"known": {"type": "object", "properties": {"k": {"type": "string"}}}},
+                    },
+                    "ios": {"x-kubernetes-int-or-string": True},
+                    "iosAny": {
+                        "x-kubernetes-int-or-string": True,
+                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    },
+                    "nullableStr": {"type": "string", "nullable": True},
+                    "atomicMap": {
+                        "type": "object",
+                        "x-kubernetes-map-type": "atomic",
+                        "properties": {"x": {"type": "string"}},
+                    },
+                    "immutable": {
+                        "type": "string",
+                        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "is immutable"}],
+                    },
+                    "emb": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": True,
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    },
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"n": {"type": "integer", "default": 7}, "s": {"type": "string"}},
+                        },
+                    },
+                    "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "objmap": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "properties": {"d": {"type": "string", "default": "dd"}},
+                        },
+                    },
+                    "anything": {"type": "object", "additionalProperties": True},
+                    "closed": {"type": "object", "additionalProperties": False},
                 },
-                "schema": {
-                    "openAPIV3Schema": _schema(
+                required=["name"],
+                **{
+                    "x-kubernetes-validations": [
                         {
-                            "name": {"type": "string", "minLength": 3, "maxLength": 10, "pattern": "^[a-z]+$"},
-                            "replicas": {
-                                "type": "integer",
-                                "format": "int32",
-                                "minimum": 0,
-                                "maximum": 1000000,
-                                "default": 1,
-                            },
-                            "maxReplicas": {"type": "integer", "default": 10},
-                            "ratio": {"type": "number", "exclusiveMinimum": True, "minimum": 0, "multipleOf": 0.5},
-                            "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
-                            "when": {"type": "string", "format": "date-time"},
-                            "tags": {
-                                "type": "array",
-                                "items": {"type": "string"},
-                                "x-kubernetes-list-type": "set",
-                                "maxItems": 3,
-                            },
-                            "ports": {
-                                "type": "array",
-                                "x-kubernetes-list-type": "map",
-                                "x-kubernetes-list-map-keys": ["name"],
-                                "items": {
-                                    "type": "object",
-                                    "required": ["name"],
-                                    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
-                                },
-                            },
-                            "uniq": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
-                            "labels": {
-                                "type": "object",
-                                "additionalProperties": {"type": "string"},
-                                "maxProperties": 2,
-                                "minProperties": 1,
-                            },
-                            "nested": {
-                                "type": "object",
-                                "default": {},
-                                "properties": {
-                                    "a": {"type": "string", "default": "x"},
-                                    "b": {"type": "object", "properties": {"c": {"type": "integer", "default": 5}}},
-                                },
-                            },
-                            "free": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                                "properties": {"known": {"type": "object", "properties": {"k": {"type": "string"}}}},
-                            },
-                            "ios": {"x-kubernetes-int-or-string": True},
-                            "iosAny": {
-                                "x-kubernetes-int-or-string": True,
-                                "anyOf": [{"type": "integer"}, {"type": "string"}],
-                            },
-                            "nullableStr": {"type": "string", "nullable": True},
-                            "atomicMap": {
-                                "type": "object",
-                                "x-kubernetes-map-type": "atomic",
-                                "properties": {"x": {"type": "string"}},
-                            },
-                            "immutable": {
-                                "type": "string",
-                                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "is immutable"}],
-                            },
-                            "emb": {
-                                "type": "object",
-                                "x-kubernetes-embedded-resource": True,
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            },
-                            "items": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "properties": {"n": {"type": "integer", "default": 7}, "s": {"type": "string"}},
-                                },
-                            },
-                            "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
-                            "objmap": {
-                                "type": "object",
-                                "additionalProperties": {
-                                    "type": "object",
-                                    "properties": {"d": {"type": "string", "default": "dd"}},
-                                },
-                            },
-                            "anything": {"type": "object", "additionalProperties": True},
-                            "closed": {"type": "object", "additionalProperties": False},
-                        },
-                        required=["name"],
-                        **{
-                            "x-kubernetes-validations": [
-                                {
-                                    "rule": "self.replicas <= self.maxReplicas",
-                                    "message": "replicas must not exceed maxReplicas",
-                                }
-                            ]
-                        },
-                    )
+                            "rule": "self.replicas <= self.maxReplicas",
+                            "message": "replicas must not exceed maxReplicas",
+                        }
+                    ]
                 },
-            }
-        ],
-    },
-}
+            ),
+            subresources={
+                "status": {},
+                "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+            },
+        )
+    ],
+    singular="widget",
+    listKind="WidgetList",
+)
 
 _LIMITS = {"maxItems": 10}
-GADGET_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "gadgets.test.example.com"},
-    "spec": {
-        "group": "test.example.com",
-        "scope": "Cluster",
-        "names": {"plural": "gadgets", "kind": "Gadget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": _schema(
-                        {
-                            "arr": {
-                                "type": "array",
-                                **_LIMITS,
-                                "items": {"type": "string", "maxLength": 10},
-                                "x-kubernetes-validations": [{"rule": "self.size() < 2", "message": "arr too big"}],
+GADGET_CRD: dict[str, Any] = make_crd(
+    "test.example.com",
+    "Gadget",
+    [
+        crd_version(
+            "v1",
+            _schema(
+                {
+                    "arr": {
+                        "type": "array",
+                        **_LIMITS,
+                        "items": {"type": "string", "maxLength": 10},
+                        "x-kubernetes-validations": [{"rule": "self.size() < 2", "message": "arr too big"}],
+                    },
+                    "num": {
+                        "type": "integer",
+                        "x-kubernetes-validations": [
+                            {"rule": "self < 5"},
+                            {"rule": "self < 6", "messageExpression": "'num too big'"},
+                        ],
+                    },
+                    "m": {
+                        "type": "object",
+                        "maxProperties": 10,
+                        "additionalProperties": {"type": "string", "maxLength": 10},
+                        "x-kubernetes-validations": [{"rule": "size(self) < 2"}],
+                    },
+                    "r": {
+                        "type": "object",
+                        "properties": {
+                            "x": {"type": "string", "maxLength": 10},
+                            "y": {"type": "string", "maxLength": 10},
+                        },
+                        "x-kubernetes-validations": [
+                            {
+                                "rule": "has(self.x) == has(self.y)",
+                                "message": "x and y together",
+                                "fieldPath": ".x",
+                                "reason": "FieldValueForbidden",
                             },
-                            "num": {
-                                "type": "integer",
-                                "x-kubernetes-validations": [
-                                    {"rule": "self < 5"},
-                                    {"rule": "self < 6", "messageExpression": "'num too big'"},
-                                ],
+                            {
+                                "rule": "!has(self.x) || self.x != 'bad'",
+                                "reason": "FieldValueRequired",
+                                "message": "no bad",
                             },
-                            "m": {
-                                "type": "object",
-                                "maxProperties": 10,
-                                "additionalProperties": {"type": "string", "maxLength": 10},
-                                "x-kubernetes-validations": [{"rule": "size(self) < 2"}],
+                            {
+                                "rule": "!has(self.y) || self.y != 'dup'",
+                                "reason": "FieldValueDuplicate",
+                                "message": "no dup",
                             },
-                            "r": {
-                                "type": "object",
-                                "properties": {
-                                    "x": {"type": "string", "maxLength": 10},
-                                    "y": {"type": "string", "maxLength": 10},
-                                },
-                                "x-kubernetes-validations": [
-                                    {
-                                        "rule": "has(self.x) == has(self.y)",
-                                        "message": "x and y together",
-                                        "fieldPath": ".x",
-                                        "reason": "FieldValueForbidden",
-                                    },
-                                    {
-                                        "rule": "!has(self.x) || self.x != 'bad'",
-                                        "reason": "FieldValueRequired",
-                                        "message": "no bad",
-                                    },
-                                    {
-                                        "rule": "!has(self.y) || self.y != 'dup'",
-                                        "reason": "FieldValueDuplicate",
-                                        "message": "no dup",
-                                    },
-                                ],
-                            },
-                            "ios": {
-                                "x-kubernetes-int-or-string": True,
-                                "x-kubernetes-validations": [
-                                    {"rule": "type(self) == int ? self < 5 : true", "message": "small"}
-                                ],
-                            },
-                            "keyed": {
-                                "type": "array",
-                                **_LIMITS,
-                                "x-kubernetes-list-type": "map",
-                                "x-kubernetes-list-map-keys": ["k"],
-                                "items": {
-                                    "type": "object",
-                                    "required": ["k"],
-                                    "properties": {
-                                        "k": {"type": "string", "maxLength": 10},
-                                        "v": {
-                                            "type": "string",
-                                            "maxLength": 10,
-                                            "x-kubernetes-validations": [
-                                                {"rule": "self == oldSelf", "message": "v immutable"}
-                                            ],
-                                        },
-                                    },
+                        ],
+                    },
+                    "ios": {
+                        "x-kubernetes-int-or-string": True,
+                        "x-kubernetes-validations": [
+                            {"rule": "type(self) == int ? self < 5 : true", "message": "small"}
+                        ],
+                    },
+                    "keyed": {
+                        "type": "array",
+                        **_LIMITS,
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["k"],
+                        "items": {
+                            "type": "object",
+                            "required": ["k"],
+                            "properties": {
+                                "k": {"type": "string", "maxLength": 10},
+                                "v": {
+                                    "type": "string",
+                                    "maxLength": 10,
+                                    "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "v immutable"}],
                                 },
                             },
-                            "listmulti": {
-                                "type": "array",
-                                **_LIMITS,
-                                "x-kubernetes-list-type": "map",
-                                "x-kubernetes-list-map-keys": ["a", "b"],
-                                "items": {
-                                    "type": "object",
-                                    "required": ["a"],
-                                    "properties": {
-                                        "a": {"type": "string", "maxLength": 10},
-                                        "b": {"type": "integer", "default": 0},
-                                    },
-                                },
+                        },
+                    },
+                    "listmulti": {
+                        "type": "array",
+                        **_LIMITS,
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["a", "b"],
+                        "items": {
+                            "type": "object",
+                            "required": ["a"],
+                            "properties": {
+                                "a": {"type": "string", "maxLength": 10},
+                                "b": {"type": "integer", "default": 0},
                             },
-                            "atomic": {
-                                "type": "array",
-                                **_LIMITS,
-                                "items": {"type": "object", "properties": {"v": {"type": "string", "maxLength": 10}}},
-                                "x-kubernetes-validations": [{"rule": "self.size() < 3"}],
-                            },
-                        }
-                    )
-                },
-            }
-        ],
-    },
-}
+                        },
+                    },
+                    "atomic": {
+                        "type": "array",
+                        **_LIMITS,
+                        "items": {"type": "object", "properties": {"v": {"type": "string", "maxLength": 10}}},
+                        "x-kubernetes-validations": [{"rule": "self.size() < 3"}],
+                    },
+                }
+            ),
+        )
+    ],
+    scope="Cluster",
+)
 
 
 @pytest.fixture(scope="module")
@@ -810,29 +790,8 @@ def test_cel_transition_rules_follow_map_list_keys(gadget: CrdInfo) -> None:
 
 
 def crd_with(mutate: Any) -> dict[str, Any]:
-    crd: dict[str, Any] = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.x.example.com"},
-        "spec": {
-            "group": "x.example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "things", "kind": "Thing"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}},
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}}
+    crd = make_crd("x.example.com", "Thing", [crd_version("v1", schema)])
     mutate(crd)
     return crd
 
@@ -1167,11 +1126,8 @@ PARITY_CASES = [c for c in CREATE_CASES if c[0] not in ("beyond int32", "CEL rul
 
 
 @pytest.fixture(scope="module")
-def real_crds(real_apiserver: RealApiServer, tmp_path_factory: pytest.TempPathFactory) -> RealApiServer:
-    directory = tmp_path_factory.mktemp("crds")
-    path = Path(directory, "test-crds.yaml")
-    path.write_text(yaml.safe_dump_all([WIDGET_CRD, GADGET_CRD]))
-    real_apiserver.install_crds([path])
+def real_crds(real_apiserver: RealApiServer) -> RealApiServer:
+    real_apiserver.install_crds([WIDGET_CRD, GADGET_CRD])
     return real_apiserver
 
 
@@ -1199,15 +1155,13 @@ def test_parity_with_the_real_apiserver(real_crds: RealApiServer, real_namespace
 
 
 def test_reads_follow_a_changed_schema_like_the_real_apiserver(
-    real_apiserver: RealApiServer, real_namespace: str, tmp_path: Path
+    real_apiserver: RealApiServer, real_namespace: str
 ) -> None:
     """A stored object is pruned and defaulted with the schema of the moment it is read (verified on 1.37.2)."""
     crd = copy.deepcopy(WIDGET_CRD)
     crd["metadata"]["name"] = "readers.test.example.com"
     crd["spec"]["names"] = {"plural": "readers", "kind": "Reader"}
-    path = tmp_path / "reader.yaml"
-    path.write_text(yaml.safe_dump(crd))
-    real_apiserver.install_crds([path])
+    real_apiserver.install_crds([copy.deepcopy(crd)])
     base = f"/apis/test.example.com/v1/namespaces/{real_namespace}/readers"
     obj = {**widget_obj({"name": "abc", "ratio": 1.5}, name="r1"), "kind": "Reader"}
     obj["metadata"]["namespace"] = real_namespace
@@ -1216,8 +1170,7 @@ def test_reads_follow_a_changed_schema_like_the_real_apiserver(
     spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     del spec_schema["properties"]["ratio"]
     spec_schema["properties"]["added"] = {"type": "string", "default": "later"}
-    path.write_text(yaml.safe_dump(crd))
-    real_apiserver.install_crds([path])
+    real_apiserver.install_crds([copy.deepcopy(crd)])
     deadline = time.monotonic() + 30
     while True:  # the new schema reaches the custom resource handler shortly after the CRD update
         status, served = real_apiserver.request("GET", f"{base}/r1")

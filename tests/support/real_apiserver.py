@@ -5,14 +5,16 @@ does, so the truth has to be a real one: the binaries ``scripts/build-apiserver.
 official Go modules. This module copies envtest's behaviour (``shared/design/real-apiserver.md`` §1)
 closely enough that what passes here passes under envtest:
 
-- binaries come from ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD`` / ``TEST_ASSET_KUBECTL``,
-  then ``$KUBEBUILDER_ASSETS``, then the build script's own cache directory (its version defaults
-  are read from the script, so the two never drift), then ``/usr/local/kubebuilder/bin``;
+- binaries come from ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD`` (``TEST_ASSET_KUBECTL`` for
+  :func:`find_binary` ``("kubectl")``), then ``$KUBEBUILDER_ASSETS``, then the build script's own
+  cache directory (its version defaults are read from the script, so the two never drift), then
+  ``/usr/local/kubebuilder/bin``;
 - a fresh serving CA, client CA and service-account signing pair per start (``clusterclass.kube.certs``);
 - etcd on free loopback ports with ``--unsafe-no-fsync``, then kube-apiserver with envtest's flags;
-- a kubeconfig for user ``admin`` in group ``system:masters`` (which bypasses RBAC);
-- ready when ``/readyz`` answers and namespace ``default`` exists; then the Cluster API CRDs are
-  installed and discovery lists every served version of them.
+- a kubeconfig for user ``admin`` in group ``system:masters`` (which bypasses RBAC), written as the
+  embedded front writes its own (``clusterclass.kube.server.serving``);
+- ready when ``/readyz`` answers and namespace ``default`` exists; then the Cluster API CRDs the
+  package bundles are installed and discovery lists every served version of them.
 
 Setup talks to the servers with the standard library only, so the harness does not depend on the
 client it is used to test. Every process runs in its own process group and is stopped with SIGTERM,
@@ -38,21 +40,19 @@ import ssl
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from clusterclass.api.objects import Obj
 from clusterclass.kube.certs import CertificateAuthority, signing_key_pair
 from clusterclass.kube.client import Client
+from clusterclass.kube.crds import load_bundled_crds
+from clusterclass.kube.server.serving import Credentials, client_ssl_context, kubeconfig, write_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-apiserver.sh"
-
-#: where the Cluster API CRDs are read from, first found wins: the package's copy, then the shared tree
-CRD_DIRS = (REPO / "clusterclass" / "kube" / "upstream_crds", REPO.parent / "shared" / "upstream" / "crds")
 
 #: envtest's default start and stop timeouts are 20s each; two shared cores need more to start
 START_TIMEOUT = 120.0
@@ -79,8 +79,6 @@ class StartError(Exception):
 class Binaries:
     kube_apiserver: Path
     etcd: Path
-    #: optional: only tests that drive kubectl need it
-    kubectl: Path | None
 
 
 def _script_default(variable: str, fallback: str) -> str:
@@ -128,10 +126,9 @@ def find_binary(name: str) -> tuple[Path | None, list[str]]:
 
 
 def find_binaries() -> Binaries:
-    """kube-apiserver and etcd (and kubectl when present); :class:`BinariesMissing` names what is absent."""
+    """kube-apiserver and etcd; :class:`BinariesMissing` names what is absent."""
     apiserver, looked_a = find_binary("kube-apiserver")
     etcd, looked_e = find_binary("etcd")
-    kubectl, _ = find_binary("kubectl")
     if apiserver is None or etcd is None:
         looked = looked_a if apiserver is None else looked_e
         missing = "kube-apiserver" if apiserver is None else "etcd"
@@ -139,7 +136,7 @@ def find_binaries() -> Binaries:
             f"{missing} not found (looked at {', '.join(looked)}); build it with `bash scripts/build-apiserver.sh` "
             "or point KUBEBUILDER_ASSETS / TEST_ASSET_* at it"
         )
-    return Binaries(apiserver, etcd, kubectl)
+    return Binaries(apiserver, etcd)
 
 
 def free_port() -> int:
@@ -213,16 +210,8 @@ class RealApiServer:
     from (for resources in :data:`UNCACHED_RESOURCES`).
     """
 
-    def __init__(
-        self,
-        binaries: Binaries | None = None,
-        *,
-        crd_dirs: tuple[Path, ...] | None = None,
-        extra_args: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, binaries: Binaries | None = None) -> None:
         self.binaries = binaries or find_binaries()
-        self._crd_dirs = crd_dirs
-        self._extra_args = extra_args
         self._tmp: Path | None = None
         self._processes: list[_Process] = []
         self._ssl: ssl.SSLContext | None = None
@@ -253,7 +242,7 @@ class RealApiServer:
         try:
             self._start_processes()
             self._wait_for_default_namespace()
-            self.install_crds(self._crd_files())
+            self.install_crds(load_bundled_crds())
         except BaseException:
             self.stop()
             raise
@@ -266,12 +255,6 @@ class RealApiServer:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
         atexit.unregister(self.stop)
-
-    def __enter__(self) -> RealApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _stop_processes(self) -> None:
         for process in reversed(self._processes):
@@ -295,8 +278,7 @@ class RealApiServer:
         attempt = Path(tempfile.mkdtemp(prefix="attempt-", dir=self._tmp))
         self.etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
         self._start_etcd(attempt, peer_port)
-        certs = self._write_certificates(attempt / "certs")
-        self._start_apiserver(attempt, certs)
+        self._start_apiserver(attempt)
 
     def _start_etcd(self, workdir: Path, peer_port: int) -> None:
         peer = f"http://127.0.0.1:{peer_port}"
@@ -321,37 +303,31 @@ class RealApiServer:
         status, body = self._etcd_call("GET", "/health")
         return status == 200 and isinstance(body, dict) and body.get("health") == "true"
 
-    def _write_certificates(self, certdir: Path) -> dict[str, Path]:
-        """The serving pair, the client CA with an admin certificate, and the service-account signing pair."""
-        certdir.mkdir(parents=True)
+    def _start_apiserver(self, workdir: Path) -> None:
+        """kube-apiserver with envtest's flags, its serving pair from one CA and its client CA another."""
         serving_ca = CertificateAuthority("envtest-environment")
         client_ca = CertificateAuthority("envtest-client-ca")
-        serving = serving_ca.issue_server(["localhost", "127.0.0.1"])
-        admin = client_ca.issue_client("admin", ["system:masters"])
+        admin = Credentials(
+            serving_ca.cert_pem,
+            serving_ca.issue_server(["localhost", "127.0.0.1"]),
+            client_ca.issue_client("admin", ["system:masters"]),
+            user="admin",
+        )
         signer = signing_key_pair()
-        files = {
-            "serving-ca": serving_ca.cert_pem,
-            "apiserver.crt": serving.cert_pem,
-            "apiserver.key": serving.key_pem,
-            "client-cert-auth-ca.crt": client_ca.cert_pem,
-            "admin.crt": admin.cert_pem,
-            "admin.key": admin.key_pem,
-            "sa-signer.crt": signer.cert_pem,
-            "sa-signer.key": signer.key_pem,
-        }
-        paths = {}
-        for name, pem in files.items():
-            path = certdir / name
-            path.write_bytes(pem)
-            path.chmod(0o600)
-            paths[name] = path
-        return paths
-
-    def _start_apiserver(self, workdir: Path, certs: dict[str, Path]) -> None:
+        certs = _write_private(
+            workdir / "certs",
+            {
+                "apiserver.crt": admin.server.cert_pem,
+                "apiserver.key": admin.server.key_pem,
+                "client-cert-auth-ca.crt": client_ca.cert_pem,
+                "sa-signer.crt": signer.cert_pem,
+                "sa-signer.key": signer.key_pem,
+            },
+        )
         args = [
             str(self.binaries.kube_apiserver),
             f"--etcd-servers={self.etcd_url}",
-            f"--cert-dir={certs['apiserver.crt'].parent}",
+            f"--cert-dir={workdir / 'certs'}",
             f"--tls-cert-file={certs['apiserver.crt']}",
             f"--tls-private-key-file={certs['apiserver.key']}",
             f"--secure-port={self.port}",
@@ -365,46 +341,12 @@ class RealApiServer:
             f"--service-account-key-file={certs['sa-signer.crt']}",
             f"--service-account-signing-key-file={certs['sa-signer.key']}",
             "--watch-cache-sizes=" + ",".join(f"{resource}#0" for resource in UNCACHED_RESOURCES),
-            *self._extra_args,
         ]
         process = _Process("kube-apiserver", args, workdir / "kube-apiserver.log")
         self._processes.append(process)
-        self._ssl = ssl.create_default_context(cafile=str(certs["serving-ca"]))
-        self._ssl.load_cert_chain(str(certs["admin.crt"]), str(certs["admin.key"]))
+        self._ssl = client_ssl_context(admin)
         self._wait(process, lambda: self.request("GET", "/readyz")[0] == 200, "kube-apiserver /readyz")
-        self.kubeconfig = self._write_kubeconfig(certs)
-
-    def _write_kubeconfig(self, certs: dict[str, Path]) -> Path:
-        """A kubeconfig with everything inline; cluster, user and context are named ``envtest``, as envtest's."""
-
-        def b64(path: Path) -> str:
-            return base64.b64encode(path.read_bytes()).decode()
-
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "envtest",
-                    "cluster": {"server": self.server, "certificate-authority-data": b64(certs["serving-ca"])},
-                }
-            ],
-            "users": [
-                {
-                    "name": "envtest",
-                    "user": {
-                        "client-certificate-data": b64(certs["admin.crt"]),
-                        "client-key-data": b64(certs["admin.key"]),
-                    },
-                }
-            ],
-            "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "envtest"}}],
-            "current-context": "envtest",
-        }
-        path = self.workdir / "kubeconfig"
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-        path.chmod(0o600)
-        return path
+        self.kubeconfig = write_kubeconfig(self.workdir / "kubeconfig", kubeconfig(self.server, admin, name="envtest"))
 
     def _wait(self, process: _Process, ready: Callable[[], bool], what: str, timeout: float = START_TIMEOUT) -> None:
         """Poll ``ready`` until it holds; :class:`StartError` with the log's tail when the process dies or times out."""
@@ -427,17 +369,15 @@ class RealApiServer:
 
     # -- requests -------------------------------------------------------------------------------
 
-    def request(
-        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json", timeout: float = 30
-    ) -> tuple[int, Any]:
+    def request(self, method: str, path: str, body: Any = None, *, timeout: float = 30) -> tuple[int, Any]:
         """One request as ``admin``: the status code and the decoded JSON body (the text when it is not JSON)."""
         assert self._ssl is not None, "not started"
         connection = http.client.HTTPSConnection("127.0.0.1", self.port, context=self._ssl, timeout=timeout)
-        return _exchange(connection, method, path, body, content_type)
+        return _exchange(connection, method, path, body)
 
     def _etcd_call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         connection = http.client.HTTPConnection("127.0.0.1", self.etcd_port, timeout=10)
-        return _exchange(connection, method, path, body, "application/json")
+        return _exchange(connection, method, path, body)
 
     def create_namespace(self, prefix: str = "test-") -> str:
         """A new namespace named ``prefix`` plus a random suffix (``generateName``); its name."""
@@ -472,21 +412,10 @@ class RealApiServer:
 
     # -- CRDs -----------------------------------------------------------------------------------
 
-    def _crd_files(self) -> list[Path]:
-        dirs = self._crd_dirs if self._crd_dirs is not None else next(((d,) for d in CRD_DIRS if d.is_dir()), ())
-        return sorted(p for d in dirs for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
-
-    def install_crds(self, files: list[Path], timeout: float = 60.0) -> None:
-        """Create (or replace) every CRD in ``files``; wait until each is Established and in discovery."""
-        crds: dict[tuple[str, str], dict[str, Any]] = {}
-        for path in files:
-            for doc in yaml.safe_load_all(path.read_text()):
-                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                    spec = doc.get("spec") or {}
-                    if spec.get("group") and (spec.get("names") or {}).get("kind"):
-                        crds[(spec["group"], doc["metadata"]["name"])] = doc
+    def install_crds(self, crds: list[Obj], timeout: float = 60.0) -> None:
+        """Create (or replace) every CRD in ``crds``; wait until each is Established and in discovery."""
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-        for crd in crds.values():
+        for crd in crds:
             status, body = self.request("POST", base, crd)
             if status == 409:
                 name = crd["metadata"]["name"]
@@ -497,13 +426,13 @@ class RealApiServer:
             if status not in (200, 201):
                 raise StartError(f"installing CRD {crd['metadata']['name']} answered {status}: {body}")
         deadline = time.monotonic() + timeout
-        for crd in crds.values():
+        for crd in crds:
             while not self._crd_served(crd):
                 if time.monotonic() > deadline:
                     raise StartError(f"CRD {crd['metadata']['name']} not served after {timeout:.0f}s")
                 time.sleep(0.1)
         installed = {crd["metadata"]["name"]: crd for crd in self.crds}
-        installed.update((crd["metadata"]["name"], crd) for crd in crds.values())
+        installed.update((crd["metadata"]["name"], crd) for crd in crds)
         self.crds = list(installed.values())
 
     def _crd_served(self, crd: dict[str, Any]) -> bool:
@@ -538,14 +467,25 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def _exchange(
-    connection: http.client.HTTPConnection, method: str, path: str, body: Any, content_type: str
-) -> tuple[int, Any]:
+def _write_private(directory: Path, files: dict[str, bytes]) -> dict[str, Path]:
+    """Each of ``files`` written into ``directory``, readable by the owner only (they hold private keys)."""
+    directory.mkdir(parents=True)
+    paths = {}
+    for name, content in files.items():
+        path = directory / name
+        path.touch(mode=0o600)
+        path.write_bytes(content)
+        paths[name] = path
+    return paths
+
+
+def _exchange(connection: http.client.HTTPConnection, method: str, path: str, body: Any) -> tuple[int, Any]:
+    """Send ``body`` as JSON; the status and the JSON answer (its text when it is not JSON)."""
     try:
-        payload = None if body is None else (body if isinstance(body, bytes | str) else json.dumps(body))
+        payload = None if body is None else json.dumps(body)
         headers = {"Accept": "application/json"}
         if payload is not None:
-            headers["Content-Type"] = content_type
+            headers["Content-Type"] = "application/json"
         connection.request(method, path, body=payload, headers=headers)
         response = connection.getresponse()
         raw = response.read()
@@ -555,13 +495,3 @@ def _exchange(
         return response.status, json.loads(raw)
     except ValueError:
         return response.status, raw.decode(errors="replace")
-
-
-@contextlib.contextmanager
-def running(**kwargs: Any) -> Iterator[RealApiServer]:
-    """A started :class:`RealApiServer`, stopped on exit."""
-    server = RealApiServer(**kwargs).start()
-    try:
-        yield server
-    finally:
-        server.stop()

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-
-KUBECTL_VERSION = "v1.37.2"
+from support.real_apiserver import find_binary
 
 
 class Api:
@@ -50,11 +47,6 @@ class Api:
 
 
 def find_kubectl() -> str | None:
-    """The kubectl built by scripts/build-apiserver.sh, else the one on PATH."""
-    cache = Path(os.environ.get("CLUSTERCLASS_CACHE", Path.home() / ".cache" / "clusterclass"))
-    built = cache / "bin" / f"kubectl-{KUBECTL_VERSION}" / "kubectl"
-    if os.environ.get("TEST_ASSET_KUBECTL"):
-        return os.environ["TEST_ASSET_KUBECTL"]
-    if built.is_file() and os.access(built, os.X_OK):
-        return str(built)
-    return shutil.which("kubectl")
+    """kubectl where the real kube-apiserver's binaries are (scripts/build-apiserver.sh builds it), else on PATH."""
+    built, _ = find_binary("kubectl")
+    return str(built) if built is not None else shutil.which("kubectl")
