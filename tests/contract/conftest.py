@@ -21,10 +21,9 @@ tested on the embedded store alone (``tests/kube/test_gc.py``), against kube-con
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,24 +49,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(TEST_TIMEOUT))
 
 
-@contextlib.asynccontextmanager
-async def _memory(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+@pytest.fixture
+def memory_store() -> Iterator[MemoryStore]:
     store = MemoryStore()
-    client = MemoryClient(store)
-
-    async def expire_history() -> None:
-        await _expire_memory_history(store)
-
-    try:
-        yield Backend("memory", client, expire_history)
-    finally:
-        await client.close()
-        store.close()
-
-
-async def _expire_memory_history(store: MemoryStore) -> None:
-    """The memory twin of etcd compaction past the newest revision (what the real backend's expire does)."""
-    store.compact()
+    yield store
+    store.close()
 
 
 @pytest.fixture(scope="session")
@@ -84,32 +70,32 @@ def embedded_apiserver() -> Iterator[Any]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-@contextlib.asynccontextmanager
-async def _http_embedded(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+def _in_a_thread(compact: Callable[[], object]) -> Callable[[], Awaitable[None]]:
+    """``compact`` as a Backend's ``expire_history``: run off the event loop, as it blocks on another server."""
+
+    async def expire_history() -> None:
+        await asyncio.to_thread(compact)
+
+    return expire_history
+
+
+def _memory(request: pytest.FixtureRequest) -> Backend:
+    store: MemoryStore = request.getfixturevalue("memory_store")
+
+    async def expire_history() -> None:  # the memory twin of etcd compaction past the newest revision
+        store.compact()
+
+    return Backend("memory", MemoryClient(store), expire_history)
+
+
+def _http_embedded(request: pytest.FixtureRequest) -> Backend:
     server, store = request.getfixturevalue("embedded_apiserver")
-    client = HttpClient.from_kubeconfig(server.kubeconfig_path)
-
-    async def expire_history() -> None:
-        await asyncio.to_thread(store.compact)
-
-    try:
-        yield Backend("http-embedded", client, expire_history)
-    finally:
-        await client.close()
+    return Backend("http-embedded", HttpClient.from_kubeconfig(server.kubeconfig_path), _in_a_thread(store.compact))
 
 
-@contextlib.asynccontextmanager
-async def _real(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+def _real(request: pytest.FixtureRequest) -> Backend:
     server = request.getfixturevalue("real_apiserver")
-    client = server.client()
-
-    async def expire_history() -> None:
-        await asyncio.to_thread(server.compact)
-
-    try:
-        yield Backend("real", client, expire_history)
-    finally:
-        await client.close()
+    return Backend("real", server.client(), _in_a_thread(server.compact))
 
 
 _FACTORIES = {"memory": _memory, "http-embedded": _http_embedded, "real": _real}
@@ -117,8 +103,12 @@ _FACTORIES = {"memory": _memory, "http-embedded": _http_embedded, "real": _real}
 
 @pytest.fixture(params=BACKENDS)
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
-    async with _FACTORIES[request.param](request) as built:
+    """The backend named by the parameter; its client is closed after the test, before its server stops."""
+    built = _FACTORIES[request.param](request)
+    try:
         yield built
+    finally:
+        await built.client.close()
 
 
 @pytest.fixture

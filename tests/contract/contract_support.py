@@ -24,8 +24,15 @@ class Backend:
     expire_history: Callable[[], Awaitable[None]]
 
 
-#: how long a helper waits for a watch event before the test fails (a guard, not an assertion on speed)
+#: how long a helper waits for a watch event or a condition before the test fails (a guard, not a speed check)
 WATCH_GUARD = 30.0
+
+
+async def eventually(condition: Callable[[], bool]) -> None:
+    """Wait until ``condition()`` holds, failing the test after :data:`WATCH_GUARD`."""
+    async with asyncio.timeout(WATCH_GUARD):
+        while not condition():
+            await asyncio.sleep(0.01)
 
 
 def config_map(
@@ -131,14 +138,8 @@ class Events:
         return seen
 
     async def close(self) -> None:
-        aclose = getattr(self._stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        close = getattr(self._stream, "close", None)
-        if close is not None and aclose is None:
-            result = close()
-            if asyncio.iscoroutine(result):
-                await result
+        """End the watch: every backend's watch is an async generator."""
+        await self._stream.aclose()  # type: ignore[attr-defined]
 
 
 def summary(events: list[WatchEvent]) -> list[tuple[str, str | None]]:

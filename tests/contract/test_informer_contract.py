@@ -9,16 +9,15 @@ converges. The deterministic corner cases (a deletion noticed only by a re-list,
 new object, backoff) are in tests/kube/test_informer.py on the memory backend, where the store's
 knobs make them reproducible.
 
-Waits are for conditions, guarded by :data:`GUARD`; nothing asserts on speed.
+Waits are for conditions (``eventually``, guarded by ``WATCH_GUARD``); nothing asserts on speed.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
-from contract_support import CAPI, cluster, config_map
+from contract_support import CAPI, cluster, config_map, eventually
 
 from clusterclass.api.objects import name_of
 from clusterclass.kube.cache_reader import CacheReader
@@ -27,15 +26,6 @@ from clusterclass.kube.errors import AlreadyExists
 from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX, OWNER_INDEX, TOPOLOGY_CLASS_INDEX
 from clusterclass.kube.informer import EventHandler, Informer, enqueue_mapped
 from clusterclass.kube.workqueue import WorkQueue, run_workers
-
-#: the longest any condition may take to come true before the test fails (a guard, not a speed check)
-GUARD = 30.0
-
-
-async def eventually(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(GUARD):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 class Recorder:

@@ -7,8 +7,7 @@ from contract_support import CAPI, Backend, Events, cluster, config_map, rv, sum
 
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import Gone
-
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+from clusterclass.kube.watch import INITIAL_EVENTS_END
 
 
 async def test_watch_from_a_list_sees_every_later_change_in_order(client: Client, namespace: str) -> None:
