@@ -10,31 +10,28 @@ embedded store: a cascade is complete when the write returns.
 
 from __future__ import annotations
 
-import itertools
-import random
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_support import fixed_store
 
 from clusterclass.api.objects import Obj
+from clusterclass.api.refs import owner_reference_to
 from clusterclass.kube.client import PropagationPolicy
 from clusterclass.kube.errors import NotFound
 from clusterclass.kube.gc import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, GcStore, deletion_finalizers
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.persistence import SqliteState
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 HOLD = "example.com/hold"
 THING = "example.com/v1"
 
 
 def new_store(**kwargs: Any) -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    store = MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids), **kwargs)
+    store = fixed_store(**kwargs)
     store.register_kind(THING, "ClusterThing", namespaced=False, status_subresource=False)
     return store
 
@@ -46,12 +43,7 @@ def store() -> MemoryStore:
 
 def ref(owner: Obj, *, block: bool = False, controller: bool = False) -> dict[str, Any]:
     """An ownerReference to ``owner`` as stored."""
-    reference = {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-    }
+    reference = owner_reference_to(owner)
     if controller:
         reference["controller"] = True
     if block:

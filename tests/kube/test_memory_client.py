@@ -6,29 +6,24 @@ missing member, ``test`` against null and across types, and the 422 it answers).
 
 from __future__ import annotations
 
-import itertools
-import random
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import Client, ObjectList, Resource
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, Invalid, NotFound
 from clusterclass.kube.json_patch import MAX_OPERATIONS
-from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.memory_client import MemoryClient
 
 CAPI = "cluster.x-k8s.io/v1beta1"
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 REJECTED = "the server rejected our request due to an error in our request"
 
 
 @pytest.fixture
 def client() -> MemoryClient:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryClient(MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids)))
+    return MemoryClient(fixed_store())
 
 
 def cluster(name: str = "c1", **spec: Any) -> Obj:

@@ -8,18 +8,16 @@ deletes every custom resource (their own finalizers respected) and then lets the
 
 from __future__ import annotations
 
-import itertools
-import random
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
+from support.crds import crd_version, make_crd
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import Forbidden, Invalid, NotFound
 from clusterclass.kube.memory import CRD_API_VERSION, CRD_CLEANUP_FINALIZER, CRD_KIND, MemoryStore
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 WIDGETS = "widgets.example.com"
 SCHEMA = {
     "type": "object",
@@ -32,32 +30,18 @@ SCHEMA = {
 
 @pytest.fixture
 def store() -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids))
+    return fixed_store()
 
 
 def widget_crd(*versions: str, scope: str = "Namespaced", **names: Any) -> Obj:
     served = versions or ("v1",)
-    return {
-        "apiVersion": CRD_API_VERSION,
-        "kind": CRD_KIND,
-        "metadata": {"name": WIDGETS},
-        "spec": {
-            "group": "example.com",
-            "scope": scope,
-            "names": {"plural": "widgets", "kind": "Widget", **names},
-            "versions": [
-                {
-                    "name": v,
-                    "served": True,
-                    "storage": v == served[0],
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": SCHEMA},
-                }
-                for v in served
-            ],
-        },
-    }
+    return make_crd(
+        "example.com",
+        "Widget",
+        [crd_version(v, SCHEMA, storage=v == served[0], subresources={"status": {}}) for v in served],
+        scope=scope,
+        **names,
+    )
 
 
 def widget(name: str = "w", *, finalizers: tuple[str, ...] = ()) -> Obj:

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import itertools
-import random
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
+from support.crds import crd_version, make_crd
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import Gone, NotFound
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.persistence import SqliteState, StateError
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 CAPI = "cluster.x-k8s.io/v1beta1"
 
 
 def open_store(path: Path, **options: Any) -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids), state_path=path, **options)
+    return fixed_store(state_path=path, **options)
 
 
 def config_map(name: str, namespace: str = "default", **data: str) -> Obj:
@@ -29,25 +26,8 @@ def config_map(name: str, namespace: str = "default", **data: str) -> Obj:
 
 
 def widget_crd() -> Obj:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return make_crd("example.com", "Widget", [crd_version("v1", schema, subresources={"status": {}})])
 
 
 def snapshot(store: MemoryStore) -> dict[str, list[Obj]]:

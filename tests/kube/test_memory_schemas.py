@@ -7,25 +7,22 @@ kube-apiserver 1.37's (the CRD side is :mod:`clusterclass.kube.crds`'s, checked 
 
 from __future__ import annotations
 
-import itertools
-import random
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
+from support.crds import crd_version, make_crd
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest, Invalid
 from clusterclass.kube.memory import CRD_API_VERSION, CRD_KIND, MemoryStore
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 CAPI = "cluster.x-k8s.io/v1beta1"
 
 
 @pytest.fixture
 def store() -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids))
+    return fixed_store()
 
 
 def cluster(name: str = "c1", **spec: Any) -> Obj:
@@ -37,20 +34,11 @@ def config_map(name: str = "cm", **fields: Any) -> Obj:
 
 
 def widget_crd(*versions: tuple[str, Obj]) -> Obj:
-    return {
-        "apiVersion": CRD_API_VERSION,
-        "kind": CRD_KIND,
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [
-                {"name": name, "served": True, "storage": i == 0, "schema": {"openAPIV3Schema": schema}}
-                for i, (name, schema) in enumerate(versions)
-            ],
-        },
-    }
+    return make_crd(
+        "example.com",
+        "Widget",
+        [crd_version(name, schema, storage=i == 0) for i, (name, schema) in enumerate(versions)],
+    )
 
 
 def object_schema(**properties: Obj) -> Obj:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import random
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import Client
@@ -35,8 +34,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def store(clock: Clock) -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryStore(clock=clock, rng=random.Random(1), new_uid=lambda: next(uids))
+    return fixed_store(clock=clock)
 
 
 def cluster(name: str = "c1", namespace: str = "default", **extra: Any) -> Obj:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
-import random
 import threading
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from memory_support import fixed_store
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import WatchEvent
@@ -19,15 +17,13 @@ from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.memory_client import MemoryClient
 from clusterclass.kube.watch import FINAL_BOOKMARK_LEAD, INITIAL_EVENTS_END
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 CAPI = "cluster.x-k8s.io/v1beta1"
 
 pytestmark = pytest.mark.timeout(30)
 
 
 def new_store(**options: Any) -> MemoryStore:
-    uids = (f"uid-{i}" for i in itertools.count(1))
-    return MemoryStore(clock=lambda: T0, rng=random.Random(1), new_uid=lambda: next(uids), **options)
+    return fixed_store(**options)
 
 
 @pytest.fixture
