@@ -30,16 +30,16 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from statistics import median
 from typing import Any
 
-from clusterclass.kube.errors import ApiError
+from clusterclass.api.refs import owner_reference_to
 from clusterclass.kube.memory import MemoryStore
 
 BACKENDS = ("memory", "sqlite", "sqlite-normal")
@@ -102,15 +102,9 @@ def bench_patch(backend: str, n: int) -> float:
         )
 
 
-def bench_apply(backend: str, n: int) -> tuple[float, float] | None:
-    """(creates/s, updates/s) by server-side apply; None when the store does not serve apply."""
+def bench_apply(backend: str, n: int) -> tuple[float, float]:
+    """(creates/s, updates/s) by server-side apply."""
     with fresh_store(backend) as store:
-        try:
-            store.apply(config_map(-1), field_manager="bench")
-        except ApiError as err:
-            if "not implemented" in err.message:
-                return None
-            raise
         created = n / timed(lambda: [store.apply(config_map(i), field_manager="bench") for i in range(n)])
         changed = [config_map(i) for i in range(n)]
         for obj in changed:
@@ -133,18 +127,17 @@ def bench_list(backend: str, n: int, rounds: int = 20) -> tuple[float, float]:
         return whole / rounds / n * 1e6, some / rounds / max(1, n // 10) * 1e6
 
 
-def bench_cascade(backend: str, n: int) -> float | None:
-    """Seconds to delete an owner with ``n`` dependents (background collection); None when nothing is collected."""
+def bench_cascade(backend: str, n: int) -> float:
+    """Seconds to delete an owner with ``n`` dependents (background collection, done before the delete returns)."""
     with fresh_store(backend) as store:
         owner = store.create(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner", "namespace": NAMESPACE}}
         )
-        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
         for i in range(n):
-            store.create(config_map(i, ownerReferences=[ref]))
+            store.create(config_map(i, ownerReferences=[owner_reference_to(owner)]))
         seconds = timed(lambda: store.delete("v1", "ConfigMap", "owner", namespace=NAMESPACE))
-        left, _ = store.list("v1", "ConfigMap", namespace=NAMESPACE)
-        return None if left else seconds
+        assert not store.list("v1", "ConfigMap", namespace=NAMESPACE).items, "the dependents were not collected"
+        return seconds
 
 
 # -- watch fan-out --------------------------------------------------------------------------------------
@@ -186,33 +179,23 @@ def bench_watch(backend: str, watchers: int, burst: int) -> tuple[float, float]:
 # -- the table --------------------------------------------------------------------------------------
 
 
-def median(samples: list[float]) -> float:
-    return statistics.median(samples)
-
-
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     n = args.objects
     for backend in args.backends.split(","):
 
-        def row(scenario: str, value: float | None, unit: str, backend: str = backend) -> None:
+        def row(scenario: str, value: float, unit: str, backend: str = backend) -> None:
             rows.append({"backend": backend, "scenario": scenario, "value": value, "unit": unit})
 
         row("create", median([bench_create(backend, n) for _ in range(args.repeat)]), "ops/s")
         applied = [bench_apply(backend, n) for _ in range(args.repeat)]
-        if any(a is None for a in applied):
-            row("apply (create)", None, "ops/s")
-            row("apply (update)", None, "ops/s")
-        else:
-            row("apply (create)", median([a[0] for a in applied if a]), "ops/s")
-            row("apply (update)", median([a[1] for a in applied if a]), "ops/s")
+        row("apply (create)", median([a[0] for a in applied]), "ops/s")
+        row("apply (update)", median([a[1] for a in applied]), "ops/s")
         row("merge patch", median([bench_patch(backend, n) for _ in range(args.repeat)]), "ops/s")
         listed = [bench_list(backend, n) for _ in range(args.repeat)]
         row(f"list all {n}", median([x[0] for x in listed]), "µs/object")
         row("list by label (10%)", median([x[1] for x in listed]), "µs/object")
-        cascades = [bench_cascade(backend, n) for _ in range(args.repeat)]
-        value = None if any(c is None for c in cascades) else median([c * 1e3 for c in cascades if c is not None])
-        row(f"delete owner of {n} (GC)", value, "ms")
+        row(f"delete owner of {n} (GC)", median([bench_cascade(backend, n) * 1e3 for _ in range(args.repeat)]), "ms")
         for watchers in (int(w) for w in args.watchers.split(",")):
             watched = [bench_watch(backend, watchers, args.burst) for _ in range(args.repeat)]
             row(f"1 create → {watchers} watchers", median([w[0] for w in watched]), "ms")
