@@ -20,6 +20,7 @@ with the value), fine for offline checks but not byte-equal to an API server's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from clusterclass.fielderrors import OMITTED, ErrorType, FieldError
@@ -40,6 +41,14 @@ class GroupKind(Protocol):
 
     @property
     def kind(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class NamedKind:
+    """A :class:`GroupKind` given outright: the kind an error names when it is not a served kind's own."""
+
+    group: str
+    kind: str
 
 
 class GoText(str):

@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypedDict
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
-from clusterclass.kube.selectors import Selector
+from clusterclass.kube.selectors import Selector, SelectorError, as_selector
 
 #: a label selector in any form a Client accepts: the string form, a parsed Selector, or a
 #: ``metav1.LabelSelector`` dict; None selects everything
@@ -81,6 +81,14 @@ class Resource:
     def group_resource(self) -> str:
         """How errors name the resource: ``clusters.cluster.x-k8s.io``; ``configmaps`` for the core group."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def parse_label_selector(label_selector: LabelSelector | None) -> Selector:
+    """A request's label selector, parsed; BadRequest when it does not parse, as kube-apiserver answers."""
+    try:
+        return as_selector(label_selector)
+    except SelectorError as err:
+        raise BadRequest.new(str(err)) from err
 
 
 def object_kind(obj: Any) -> tuple[str, str, dict[str, Any]]:

@@ -56,13 +56,13 @@ from clusterclass.kube.client import (
     WatchEvent,
     WatchEventType,
     object_kind,
+    parse_label_selector,
 )
 from clusterclass.kube.errors import ApiError, BadRequest, Status, from_status, make_status
 from clusterclass.kube.http.auth import Authenticator
 from clusterclass.kube.http.discovery import Discovery, group_version_path
 from clusterclass.kube.http.kubeconfig import Config, in_cluster_config, load_config, load_kubeconfig
 from clusterclass.kube.http.tls import ContextCache
-from clusterclass.kube.selectors import SelectorError, as_selector
 
 log = logging.getLogger(__name__)
 
@@ -470,10 +470,7 @@ def _object_path(resource: Resource, namespace: str | None, name: str, subresour
 
 
 def _selector_query(label_selector: LabelSelector | None) -> dict[str, str]:
-    try:
-        text = str(as_selector(label_selector))
-    except SelectorError as err:
-        raise BadRequest.new(str(err)) from err
+    text = str(parse_label_selector(label_selector))
     return {"labelSelector": text} if text else {}
 
 

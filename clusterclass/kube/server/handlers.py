@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from clusterclass import fielderrors
 from clusterclass.api.objects import Obj
-from clusterclass.kube.causes import invalid_error, to_causes
+from clusterclass.kube.causes import NamedKind, invalid_error, to_causes
 from clusterclass.kube.crds import FieldValidation
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, NotFound
 from clusterclass.kube.gotext import json_kind
@@ -83,13 +83,6 @@ class StoreWrite(Protocol):
 CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "Lease"), ("", "Event")})
 #: how often a strategic merge patch is recomputed when the object changes underneath it
 PATCH_RETRIES = 5
-
-
-class _GroupKind(NamedTuple):
-    """The group and kind an error names (the kind a body gives, rather than the one served)."""
-
-    group: str
-    kind: str
 
 
 def _warning(text: str) -> str:
@@ -262,7 +255,7 @@ class ResourceHandlers:
                 )
             name = str((obj.get("metadata") or {}).get("name") or "")
             error = fielderrors.invalid("kind", kind, f"must be {target.kind}")
-            raise invalid_error(_GroupKind(target.info.group, kind), name, to_causes([error]))
+            raise invalid_error(NamedKind(target.info.group, kind), name, to_causes([error]))
         obj["apiVersion"] = target.api_version
         obj["kind"] = target.kind
         metadata = obj.setdefault("metadata", {})

@@ -35,7 +35,7 @@ import yaml
 from aiohttp import web
 
 from clusterclass.kube.certs import CertificateAuthority, KeyPair
-from clusterclass.kube.http.tls import ssl_context
+from clusterclass.kube.http.tls import load_key_pair, ssl_context
 from clusterclass.kube.memory import MemoryStore
 from clusterclass.kube.server.app import make_app
 
@@ -62,21 +62,11 @@ class Credentials:
         return cls(ca.cert_pem, ca.issue_server(["localhost", "127.0.0.1"]), ca.issue_client(user, list(groups)), user)
 
 
-def _with_pem_files(pair: KeyPair, load: Any) -> None:
-    """Call ``load(cert_path, key_path)``: the ssl module reads key pairs only from files."""
-    with tempfile.TemporaryDirectory(prefix="clusterclass-tls-") as directory:
-        cert, key = Path(directory, "tls.crt"), Path(directory, "tls.key")
-        cert.write_bytes(pair.cert_pem)
-        key.touch(mode=0o600)
-        key.write_bytes(pair.key_pem)
-        load(str(cert), str(key))
-
-
 def server_ssl_context(credentials: Credentials) -> ssl.SSLContext:
     """TLS for the server: its certificate, and client certificates verified against the CA when presented."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    _with_pem_files(credentials.server, context.load_cert_chain)
+    load_key_pair(context, credentials.server.cert_pem, credentials.server.key_pem)
     context.load_verify_locations(cadata=credentials.ca_pem.decode())
     context.verify_mode = ssl.CERT_OPTIONAL
     return context

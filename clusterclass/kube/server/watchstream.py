@@ -40,11 +40,10 @@ from clusterclass.kube.server.negotiation import negotiate
 from clusterclass.kube.server.options import flag, positive_int
 from clusterclass.kube.server.paths import Target
 from clusterclass.kube.server.responses import encode
-from clusterclass.kube.watch import MemoryWatch
+from clusterclass.kube.watch import INITIAL_EVENTS_END, MemoryWatch
 
 #: seconds a watch lasts when the client does not say (kube-apiserver picks 30 to 60 minutes)
 DEFAULT_TIMEOUT_SECONDS = 1800
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 #: the app key under which open watches are kept, so shutdown can close them
 OPEN_WATCHES: web.AppKey[set[MemoryWatch]] = web.AppKey("open_watches")
