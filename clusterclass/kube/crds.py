@@ -7,7 +7,7 @@ compile, subresources — and answers :class:`CrdInfo`, or raises
 :class:`~clusterclass.kube.errors.Invalid` with kube-apiserver's causes (checked against a real
 one; a schema shared by every version is reported under ``spec.validation.openAPIV3Schema``, as
 kube-apiserver's internal form does). :func:`default_crd` is the CRD as the registry stores it
-(``singular``, ``listKind`` and the ``None`` conversion strategy filled in).
+(``singular``, ``listKind`` and a missing conversion filled in: :func:`defaulted_spec`).
 
 :class:`CrdInfo` is what a write needs, in the order kube-apiserver's custom resource handler
 does it:
@@ -43,7 +43,7 @@ import yaml
 from clusterclass import fielderrors as fe
 from clusterclass.api.objects import Obj
 from clusterclass.fielderrors import ErrorType, FieldError
-from clusterclass.kube.causes import GoText, invalid_error, qualified_kind, to_cause, to_causes
+from clusterclass.kube.causes import GoText, NamedKind, invalid_error, qualified_kind, to_cause, to_causes
 from clusterclass.kube.crdfieldtypes import SchemaFieldTypes
 from clusterclass.kube.crdnodes import Node, Scale
 from clusterclass.kube.crdschema import VersionSchema, default_value_errors
@@ -66,13 +66,7 @@ GROUP = "apiextensions.k8s.io"
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
 
 
-@dataclass(frozen=True)
-class _GroupKind:
-    group: str
-    kind: str
-
-
-_CRD_KIND_INFO = _GroupKind(GROUP, KIND)
+_CRD_KIND_INFO = NamedKind(GROUP, KIND)
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_MESSAGE = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
@@ -209,7 +203,7 @@ class CrdInfo:
         """The 422 an update without ``metadata.resourceVersion`` gets: custom resources allow no unconditional
         update. Raised by the registry before any validation, so it names the resource, not the kind."""
         error = FieldError("metadata.resourceVersion", ErrorType.INVALID, "must be specified for an update", 0)
-        return invalid_error(_GroupKind(self.group, self.plural), name, to_causes([error]))
+        return invalid_error(NamedKind(self.group, self.plural), name, to_causes([error]))
 
 
 def _unknown(path: str) -> str:
@@ -249,21 +243,34 @@ def _bundled() -> list[Obj]:
 # --- defaulting and parsing a CRD --------------------------------------------------------------
 
 
-def default_crd(crd: Mapping[str, Any]) -> Obj:
-    """A copy of ``crd`` with the registry's defaults: ``singular``, ``listKind``, conversion ``None``."""
-    result: Obj = copy.deepcopy(dict(crd))
-    spec = result.get("spec")
-    if not isinstance(spec, dict):
-        return result
+def defaulted_spec(spec: Mapping[str, Any]) -> Obj:
+    """A CRD ``spec`` with apiextensions/v1's defaults, as the registry stores it (a shallow copy, names copied).
+
+    As ``SetDefaults_CustomResourceDefinitionSpec``: an empty or missing ``singular`` is the kind
+    lower-cased, an empty or missing ``listKind`` is the kind + ``List``, and a missing ``conversion``
+    is strategy ``None``. A ``conversion`` without a strategy is not defaulted: it is Invalid
+    (``spec.conversion.strategy: Required value``), as kube-apiserver answers.
+    """
+    defaulted = dict(spec)
     names = spec.get("names")
-    if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
-        names.setdefault("singular", names["kind"].lower())
-        names.setdefault("listKind", names["kind"] + "List")
-    conversion = spec.get("conversion")
-    if not isinstance(conversion, dict):
-        spec["conversion"] = {"strategy": "None"}
-    elif not conversion.get("strategy"):
-        conversion["strategy"] = "None"
+    if isinstance(names, Mapping):
+        names = defaulted["names"] = dict(names)
+        kind = names.get("kind")
+        if isinstance(kind, str):
+            if not names.get("singular"):
+                names["singular"] = kind.lower()
+            if kind and not names.get("listKind"):
+                names["listKind"] = kind + "List"
+    if not isinstance(spec.get("conversion"), Mapping):
+        defaulted["conversion"] = {"strategy": "None"}
+    return defaulted
+
+
+def default_crd(crd: Mapping[str, Any]) -> Obj:
+    """A copy of ``crd`` with the registry's defaults (:func:`defaulted_spec`)."""
+    result: Obj = copy.deepcopy(dict(crd))
+    if isinstance(result.get("spec"), dict):
+        result["spec"] = defaulted_spec(result["spec"])
     return result
 
 
@@ -318,8 +325,10 @@ def _parse(crd: Obj) -> CrdInfo:
             "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
         )
         errors.append(fe.invalid("spec.preserveUnknownFields", True, detail))
-    strategy = _string(_map(spec.get("conversion")).get("strategy")) or "None"
-    if strategy not in ("None", "Webhook"):
+    strategy = _string(_map(spec.get("conversion")).get("strategy"))
+    if not strategy:
+        errors.append(fe.required("spec.conversion.strategy"))
+    elif strategy not in ("None", "Webhook"):
         errors.append(fe.not_supported("spec.conversion.strategy", strategy, ["None", "Webhook"]))
     if errors:
         raise invalid_error(_CRD_KIND_INFO, name, to_causes(errors))
@@ -783,6 +792,7 @@ __all__ = [
     "CrdVersion",
     "FieldValidation",
     "default_crd",
+    "defaulted_spec",
     "load_bundled_crds",
     "parse_crd",
 ]

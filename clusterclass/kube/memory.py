@@ -76,9 +76,10 @@ from clusterclass.kube.client import (
     PropagationPolicy,
     Resource,
     object_kind,
+    parse_label_selector,
 )
 from clusterclass.kube.crds import GROUP as CRD_GROUP
-from clusterclass.kube.crds import CrdInfo, FieldValidation, parse_crd
+from clusterclass.kube.crds import CrdInfo, FieldValidation, defaulted_spec, parse_crd
 from clusterclass.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -109,7 +110,6 @@ from clusterclass.kube.objectmeta import (
     validate_object_meta_update,
 )
 from clusterclass.kube.persistence import Key, SqliteState
-from clusterclass.kube.selectors import Selector, SelectorError, as_selector
 from clusterclass.kube.watch import (
     DEFAULT_BOOKMARK_INTERVAL,
     DEFAULT_BUFFER_SIZE,
@@ -327,7 +327,7 @@ class MemoryStore:
                         "creationTimestamp": now,
                         "generation": 1,
                     },
-                    "spec": crds.defaulted_spec(crd["spec"]),
+                    "spec": defaulted_spec(crd["spec"]),
                 }
                 self._put(self._kinds[_CRD], installed, bump=False)
                 self._install_crd(installed, parsed[name], bump=False)
@@ -452,7 +452,7 @@ class MemoryStore:
         """The matching objects, ordered by namespace and name, and the store's resourceVersion."""
         with self._lock:
             info = self.kind_info(api_version, kind)
-            selector = _request_selector(label_selector)
+            selector = parse_label_selector(label_selector)
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
@@ -481,7 +481,7 @@ class MemoryStore:
         """
         with self._lock:
             info = self.kind_info(api_version, kind)
-            selector = _request_selector(label_selector)
+            selector = parse_label_selector(label_selector)
             start = self._watch_start(resource_version)
             kind_key = (info.group, info.kind)
             wanted = namespace if info.namespaced and namespace else None
@@ -1274,7 +1274,7 @@ class MemoryStore:
 
     def _prepare_crd(self, crd: Obj, old: Obj | None) -> CrdInfo:
         """Check and default a CRD written by a client (create: ``old`` None), as its registry does."""
-        crd["spec"] = crds.defaulted_spec(crd["spec"]) if isinstance(crd.get("spec"), dict) else crd.get("spec")
+        crd["spec"] = defaulted_spec(crd["spec"]) if isinstance(crd.get("spec"), dict) else crd.get("spec")
         crd_info = parse_crd(crd)
         info = self._kinds[_CRD]
         name = crd_info.name
@@ -1461,14 +1461,6 @@ class MemoryStore:
 
     def _raise_invalid(self, info: KindInfo, name: str, field_path: str, reason: str, detail: str) -> NoReturn:
         raise invalid_error(info, name, [{"reason": reason, "message": detail, "field": field_path}])
-
-
-def _request_selector(label_selector: LabelSelector | None) -> Selector:
-    """A request's label selector, parsed; BadRequest when it does not parse, as kube-apiserver answers."""
-    try:
-        return as_selector(label_selector)
-    except SelectorError as err:
-        raise BadRequest.new(str(err)) from err
 
 
 def _group(obj: Obj) -> str:

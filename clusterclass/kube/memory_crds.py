@@ -50,18 +50,6 @@ def with_condition(status: Obj, new: Obj) -> Obj:
     return {**status, "conditions": conditions}
 
 
-def defaulted_spec(spec: Obj) -> Obj:
-    """A CRD's spec with apiextensions' defaults: singular and list kind names, conversion ``None`` (shallow)."""
-    names = dict(spec["names"]) if isinstance(spec.get("names"), dict) else {}
-    if isinstance(names.get("kind"), str) and names["kind"]:
-        names.setdefault("singular", names["kind"].lower())
-        names.setdefault("listKind", names["kind"] + "List")
-    defaulted = {**spec, "names": names}
-    if not isinstance(spec.get("conversion"), dict):
-        defaulted["conversion"] = {"strategy": "None"}
-    return defaulted
-
-
 def created_status(crd_info: CrdInfo) -> Obj:
     """The status of a CRD as its create answers: nothing accepted yet, the storage version stored."""
     return {

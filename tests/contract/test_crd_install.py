@@ -111,6 +111,24 @@ async def test_deleting_a_crd_removes_its_objects(client: Client, namespace: str
         await client.get(api_version, "Widget", "w", namespace=namespace)
 
 
+async def test_empty_names_and_a_missing_conversion_are_defaulted(client: Client, group: str) -> None:
+    crd = widget_crd(group)
+    crd["spec"]["names"].update(singular="", listKind="")
+    created = await client.create(crd)
+    names = created["spec"]["names"]
+    assert (names["singular"], names["listKind"]) == ("widget", "WidgetList")
+    assert created["spec"]["conversion"] == {"strategy": "None"}
+
+
+@pytest.mark.parametrize("conversion", [{}, {"strategy": ""}])
+async def test_a_conversion_without_a_strategy_is_invalid(client: Client, group: str, conversion: Any) -> None:
+    crd = widget_crd(group)
+    crd["spec"]["conversion"] = conversion
+    with pytest.raises(Invalid) as raised:
+        await client.create(crd)
+    assert causes(raised.value) == [("FieldValueRequired", "spec.conversion.strategy")]
+
+
 def gadget_crd(group: str) -> dict[str, Any]:
     """A kind without a status subresource, with a list-map and a set: what the Cluster API CRDs do not exercise."""
     schema = {
