@@ -66,6 +66,7 @@ from clusterclass.kube.fieldpaths import (
 from clusterclass.kube.fieldtypes import ITEM, FieldTypes, ListType, Path
 from clusterclass.kube.gotext import go_json, go_quote
 from clusterclass.kube.jsoncopy import json_copy
+from clusterclass.topology.variables.jsonvalues import json_equal
 
 #: the manager that owns what an object held before its first apply, when nothing tracked it
 BEFORE_FIRST_APPLY: Final = "before-first-apply"
@@ -294,25 +295,6 @@ def _collect(cursor: _Cursor, value: Any, node: FieldSet, allow_duplicates: bool
             item_node.member = True
     else:
         node.member = True
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: ``1 == 1.0``, but ``True != 1``; a null field differs from a missing one."""
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            other = b.get(key, _MISSING)
-            if other is _MISSING or not json_equal(value, other):
-                return False
-        return True
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if type(a) is type(b):
-        return bool(a == b)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return False
-    return isinstance(a, int | float) and isinstance(b, int | float) and a == b
 
 
 def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -> Any:
