@@ -59,6 +59,7 @@ from clusterclass.topology.variables.cel import CelError, Program, default_backe
 from clusterclass.topology.variables.celast import selected_fields
 from clusterclass.topology.variables.celrules import REASONS, undefined_fields
 from clusterclass.topology.variables.schema import SCHEMA_TYPES
+from clusterclass.yamlload import SAFE_LOADER
 
 API_VERSION = "apiextensions.k8s.io/v1"
 KIND = "CustomResourceDefinition"
@@ -213,12 +214,6 @@ def _unknown(path: str) -> str:
 # --- loading -----------------------------------------------------------------------------------
 
 
-try:
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # PyYAML without libyaml
-    _YamlLoader = yaml.SafeLoader
-
-
 def load_bundled_crds() -> list[Obj]:
     """The Cluster API v1.6 CRDs (with the Docker provider's) shipped with the package, by file name.
 
@@ -234,7 +229,7 @@ def _bundled() -> list[Obj]:
     for entry in sorted(directory.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith((".yaml", ".yml")):
             continue
-        for document in yaml.load_all(entry.read_text(encoding="utf-8"), Loader=_YamlLoader):
+        for document in yaml.load_all(entry.read_text(encoding="utf-8"), Loader=SAFE_LOADER):
             if isinstance(document, dict) and document.get("kind") == KIND:
                 crds.append(document)
     return crds

@@ -19,11 +19,7 @@ import yaml
 
 from clusterclass.api.objects import Obj, key_of
 from clusterclass.errors import InputError, ObjectKey
-
-try:
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+from clusterclass.yamlload import SAFE_LOADER
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {"Namespace", "Node", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PersistentVolume"}
@@ -51,7 +47,7 @@ class Loaded:
 
 def _documents(text: str, name: str) -> Iterator[tuple[Any, int]]:
     """Each YAML document of ``text`` with the line it starts on."""
-    loader = _Loader(text)
+    loader = SAFE_LOADER(text)
     try:
         while loader.check_node():
             node = loader.get_node()

@@ -27,11 +27,7 @@ from typing import Any
 import yaml
 
 from clusterclass.errors import ClusterClassError
-
-try:  # the C loader is much faster on big files; PyYAML without libyaml lacks it
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+from clusterclass.yamlload import SAFE_LOADER
 
 #: where a Pod's service account credentials are mounted
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -186,7 +182,7 @@ def _read_file(path: Path) -> _KubeconfigFile:
     except OSError as err:
         raise ConfigError(f"{path}: cannot read kubeconfig: {err.strerror or err}") from err
     try:
-        document = yaml.load(text, Loader=_Loader)
+        document = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from err
     return _KubeconfigFile(path.absolute(), document)

@@ -29,13 +29,9 @@ from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.memory import PROPAGATION_POLICIES
 from clusterclass.kube.server import protobuf
 from clusterclass.kube.server.responses import unknown_media_type
+from clusterclass.yamlload import SAFE_LOADER
 
 FIELD_MANAGER_MAX_LENGTH = 128
-
-try:  # the C loader when PyYAML has it, as everywhere else in clusterclass
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _YamlLoader = yaml.SafeLoader
 
 
 OptionsKind = Literal["CreateOptions", "UpdateOptions", "PatchOptions", "DeleteOptions", "ListOptions"]
@@ -199,7 +195,7 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
 def decode_yaml(body: bytes, *, what: str = "the request body") -> Any:
     """A YAML (or JSON) body; errors worded as kube-apiserver words them (``yaml: line N: ...``)."""
     try:
-        return yaml.load(body.decode() if body else "null", Loader=_YamlLoader)
+        return yaml.load(body.decode() if body else "null", Loader=SAFE_LOADER)
     except yaml.MarkedYAMLError as err:
         line = err.problem_mark.line if err.problem_mark is not None else 0
         prefix = "error encoding patch" if what == "patch" else "error decoding YAML"

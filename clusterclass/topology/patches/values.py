@@ -19,11 +19,7 @@ from typing import Any, ClassVar
 import yaml
 
 from clusterclass.topology.gotemplate import RenderError, render_with_sprig
-
-try:
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _YamlLoader = yaml.SafeLoader
+from clusterclass.yamlload import SAFE_LOADER
 
 
 class PatchValueError(Exception):
@@ -69,7 +65,7 @@ def _go_plain_scalar(text: str) -> Any:
     return text
 
 
-class _GoYamlLoader(_YamlLoader):  # type: ignore[misc]
+class _GoYamlLoader(SAFE_LOADER):  # type: ignore[misc]
     """The safe loader with go-yaml v2's resolution of plain scalars (quoted ones stay strings)."""
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {}
