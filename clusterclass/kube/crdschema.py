@@ -137,7 +137,10 @@ class _Pruner:
                     continue
                 child = node.child(key)
                 if child is not None:
-                    self.prune(value[key], child, fe.child(path, key))
+                    child_value = value[key]
+                    self.prune(child_value, child, fe.child(path, key))
+                    if child_value is None and not child.nullable and not child.has_default:
+                        del value[key]  # PruneNonNullableNullsWithoutDefaults ignores preserve-unknown-fields
         elif isinstance(value, list) and node.items is not None:
             for i, item in enumerate(value):
                 self.skip(item, node.items, f"{path}[{i}]")

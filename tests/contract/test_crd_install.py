@@ -129,6 +129,35 @@ async def test_a_conversion_without_a_strategy_is_invalid(client: Client, group:
     assert causes(raised.value) == [("FieldValueRequired", "spec.conversion.strategy")]
 
 
+async def test_non_nullable_nulls_are_pruned_under_preserve_unknown_fields(
+    client: Client, namespace: str, group: str
+) -> None:
+    spec_schema = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "properties": {
+            "size": {"type": "string"},
+            "nested": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "note": {"type": "string", "nullable": True},
+        },
+    }
+    schema = {"type": "object", "properties": {"spec": spec_schema}}
+    await client.create(make_crd(group, "Sprocket", [crd_version("v1", schema)]))
+    api_version = f"{group}/v1"
+    await served(client, api_version, "Sprocket")
+    created = await client.create(
+        {
+            "apiVersion": api_version,
+            "kind": "Sprocket",
+            "metadata": {"name": "s", "namespace": namespace},
+            "spec": {"size": None, "nested": {"name": None}, "note": None, "unknown": None},
+        }
+    )
+    # a known field that may not be null is dropped (not refused), also below a preserving node;
+    # a nullable one and an unknown one under preserve-unknown-fields keep their null
+    assert created["spec"] == {"nested": {}, "note": None, "unknown": None}
+
+
 def gadget_crd(group: str) -> dict[str, Any]:
     """A kind without a status subresource, with a list-map and a set: what the Cluster API CRDs do not exercise."""
     schema = {
