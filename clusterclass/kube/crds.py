@@ -57,7 +57,7 @@ from clusterclass.kube.objectmeta import (
 )
 from clusterclass.topology.variables.cel import CelError, Program, default_backend
 from clusterclass.topology.variables.celast import selected_fields
-from clusterclass.topology.variables.celrules import REASONS, undefined_fields
+from clusterclass.topology.variables.celrules import REASONS, parse_field_path, undefined_fields
 from clusterclass.topology.variables.schema import SCHEMA_TYPES
 from clusterclass.yamlload import SAFE_LOADER
 
@@ -695,6 +695,8 @@ class _Structure:
                 except CelError as err:
                     detail = f"messageExpression compilation failed: {err}"
                     self.errors.append(fe.invalid(f"{rule_path}.messageExpression", shown, detail))
+            if rule.field_path and not _names_a_field(node, rule.field_path):
+                self.errors.append(fe.invalid(f"{rule_path}.fieldPath", rule.field_path, "must be a valid path"))
             if rule.reason and rule.reason not in REASONS:
                 self.errors.append(fe.not_supported(f"{rule_path}.reason", rule.reason, sorted(REASONS)))
 
@@ -711,6 +713,23 @@ class _Structure:
             self.uncorrelatable(node.additional, f"{path}.additionalProperties", list_path)
         if node.items is not None:
             self.uncorrelatable(node.items, f"{path}.items", list_path)
+
+
+def _names_a_field(node: Node, field_path: str) -> bool:
+    """Whether a rule's ``fieldPath`` reaches a field of the schema it sits on, as kube-apiserver requires.
+
+    Each ``.name`` or ``['name']`` step is a declared property where the node has properties, any
+    key where it has ``additionalProperties``, and nothing otherwise (list items cannot be named).
+    """
+    segments = parse_field_path(field_path)
+    if segments is None:
+        return False
+    current: Node | None = node
+    for _, name in segments:
+        if current is None:
+            return False
+        current = current.properties.get(name) if current.properties is not None else current.additional
+    return current is not None
 
 
 _CEL_SCALARS = {"string": "string", "integer": "int", "number": "double", "boolean": "bool"}

@@ -158,6 +158,42 @@ async def test_non_nullable_nulls_are_pruned_under_preserve_unknown_fields(
     assert created["spec"] == {"nested": {}, "note": None, "unknown": None}
 
 
+@pytest.mark.parametrize(
+    ("field_path", "valid"),
+    [
+        (".size", True),
+        (".labels['any-key']", True),
+        (".labels.key", True),
+        (".missing", False),
+        ("size", False),
+        (".size.deeper", False),
+        (".tags[0]", False),
+        ("not a path", False),
+    ],
+)
+async def test_a_rule_field_path_must_name_a_field_of_its_schema(
+    client: Client, group: str, field_path: str, valid: bool
+) -> None:
+    spec_schema = {
+        "type": "object",
+        "properties": {
+            "size": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "x-kubernetes-validations": [{"rule": "true", "fieldPath": field_path}],
+    }
+    crd = make_crd(group, "Rule", [crd_version("v1", {"type": "object", "properties": {"spec": spec_schema}})])
+    if valid:
+        await client.create(crd)
+        return
+    with pytest.raises(Invalid) as raised:
+        await client.create(crd)
+    field = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].fieldPath"
+    assert causes(raised.value) == [("FieldValueInvalid", field)]
+    assert "must be a valid path" in raised.value.message
+
+
 def gadget_crd(group: str) -> dict[str, Any]:
     """A kind without a status subresource, with a list-map and a set: what the Cluster API CRDs do not exercise."""
     schema = {
