@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from clusterclass.api.objects import is_int
-from clusterclass.kube.gotext import fixed_digits, go_exponent, go_json, go_quote
+from clusterclass.kube.gotext import go_float, go_json, go_quote
 
 #: the fieldsV1 key that marks a node with children as owned itself
 SELF = "."
@@ -389,10 +389,7 @@ def go_value_string(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        magnitude = abs(value)
-        if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e21):
-            return go_exponent(value)
-        return fixed_digits(value)
+        return go_float(value)
     if isinstance(value, str):
         return go_quote(value)
     if isinstance(value, list):

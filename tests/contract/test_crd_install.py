@@ -194,6 +194,34 @@ async def test_a_rule_field_path_must_name_a_field_of_its_schema(
     assert "must be a valid path" in raised.value.message
 
 
+async def test_conflicts_print_number_keys_as_go_prints_them(client: Client, namespace: str, group: str) -> None:
+    item = {"type": "object", "required": ["k"], "properties": {"k": {"type": "number"}, "v": {"type": "string"}}}
+    items = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"], "items": item}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"items": items}}}}
+    await client.create(make_crd(group, "Dial", [crd_version("v1", schema)]))
+    api_version = f"{group}/v1"
+    await served(client, api_version, "Dial")
+
+    def dial(value: str) -> dict[str, Any]:
+        keys = (0.00001, 1500000.5, 2.5e21)
+        return {
+            "apiVersion": api_version,
+            "kind": "Dial",
+            "metadata": {"name": "d", "namespace": namespace},
+            "spec": {"items": [{"k": k, "v": value} for k in keys]},
+        }
+
+    await client.apply(dial("a"), field_manager="a")
+    with pytest.raises(Conflict) as raised:
+        await client.apply(dial("b"), field_manager="b")
+    # structured-merge-diff prints a float key with %v: exponent form below 1e-4 and from 1e+06
+    assert raised.value.message.splitlines()[1:] == [
+        "- .spec.items[k=1e-05].v",
+        "- .spec.items[k=1.5000005e+06].v",
+        "- .spec.items[k=2.5e+21].v",
+    ]
+
+
 def gadget_crd(group: str) -> dict[str, Any]:
     """A kind without a status subresource, with a list-map and a set: what the Cluster API CRDs do not exercise."""
     schema = {

@@ -57,6 +57,8 @@ TEMPLATE_CASES: list[tuple[str, str, dict[str, Any], Any]] = [
     ("JSON object", '{"a": {"b": [1, 2]}}', {}, {"a": {"b": [1, 2]}}),
     ("YAML object from a range", "{{ range .l }}- name: {{ . }}\n{{ end }}", {"l": ["a", "b"]}, [{"name": "a"}, {"name": "b"}]),  # noqa: E501
     # go-yaml v2 reads a plain y as true: a value rendered unquoted gets YAML's typing
+    # sigs.k8s.io/yaml makes every mapping key a JSON member name: a boolean key is "true"/"false"
+    ("rendered keys become member names", "y: a\n1: b\n0x10: c\n1.5: d\n", {}, {"true": "a", "1": "b", "16": "c", "1.5": "d"}),  # noqa: E501
     ("a rendered y is a boolean", "{{ range .l }}- name: {{ . }}\n{{ end }}", {"l": ["x", "y"]}, [{"name": "x"}, {"name": True}]),  # noqa: E501
     ("quote to keep a string", "{{ range .l }}- name: {{ quote . }}\n{{ end }}", {"l": ["x", "y"]}, [{"name": "x"}, {"name": "y"}]),  # noqa: E501
     ("if on a missing variable renders the else branch", "{{ if .missing }}yes{{ else }}no{{ end }}", {}, False),

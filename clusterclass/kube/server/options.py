@@ -29,7 +29,7 @@ from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.memory import PROPAGATION_POLICIES
 from clusterclass.kube.server import protobuf
 from clusterclass.kube.server.responses import unknown_media_type
-from clusterclass.yamlload import SAFE_LOADER
+from clusterclass.yamlload import GO_YAML_LOADER
 
 FIELD_MANAGER_MAX_LENGTH = 128
 
@@ -193,9 +193,10 @@ def decode_body(body: bytes, content_type: str | None, *, kind: str) -> tuple[An
 
 
 def decode_yaml(body: bytes, *, what: str = "the request body") -> Any:
-    """A YAML (or JSON) body; errors worded as kube-apiserver words them (``yaml: line N: ...``)."""
+    """A YAML (or JSON) body, its plain scalars resolved as go-yaml resolves them (``1e-05`` is a number,
+    ``2024-01-01`` a string); errors worded as kube-apiserver words them (``yaml: line N: ...``)."""
     try:
-        return yaml.load(body.decode() if body else "null", Loader=SAFE_LOADER)
+        return yaml.load(body.decode() if body else "null", Loader=GO_YAML_LOADER)
     except yaml.MarkedYAMLError as err:
         line = err.problem_mark.line if err.problem_mark is not None else 0
         prefix = "error encoding patch" if what == "patch" else "error decoding YAML"

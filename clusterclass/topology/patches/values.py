@@ -12,69 +12,17 @@ behind ``sigs.k8s.io/yaml``) reads it: ``kindest/node:v1.28.0`` is a string, ``3
 from __future__ import annotations
 
 import copy
-import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
 from clusterclass.topology.gotemplate import RenderError, render_with_sprig
-from clusterclass.yamlload import SAFE_LOADER
+from clusterclass.yamlload import GO_YAML_LOADER
 
 
 class PatchValueError(Exception):
     """A value that cannot be computed; the message says why."""
-
-
-# How go-yaml v2 resolves a plain (unquoted, untagged) scalar. PyYAML's YAML 1.1 rules differ:
-# ``1e+06``, ``1e3``, ``-.5``, ``09`` and ``0o17`` are numbers to go-yaml but strings to PyYAML;
-# ``12:30`` is a string to go-yaml but 750 to PyYAML; ``2024-01-01`` a string (go-yaml decodes
-# timestamps into strings) but a ``date`` to PyYAML, which is not even JSON; ``y``/``n`` booleans.
-_GO_CONSTANTS: dict[str, Any] = {
-    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
-    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
-    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
-}
-_GO_NOT_JSON = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN"}
-_GO_INT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO]?[0-7]+|0[xX][0-9a-fA-F]+|0|[1-9][0-9]*)")
-_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def _go_plain_scalar(text: str) -> Any:
-    if text in _GO_CONSTANTS:
-        return _GO_CONSTANTS[text]
-    if text in _GO_NOT_JSON:
-        raise yaml.constructor.ConstructorError(None, None, f"unsupported value {text}: not representable in JSON")
-    if not text or text[0] not in "+-.0123456789":
-        return text
-    plain = text.replace("_", "") if text[0] != "." else text
-    if _GO_INT.fullmatch(plain):  # strconv.ParseInt(plain, 0, 64), else ParseUint
-        body = plain.lstrip("+-")
-        base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2, "0o": 8, "0O": 8}.get(body[:2])
-        number = int(body[2:], base) if base else int(body[1:], 8) if body[0] == "0" and body != "0" else int(body)
-        number = -number if plain[0] == "-" else number
-        if _INT64[0] <= number <= _INT64[1] or (plain[0] not in "+-" and number < 2**64):
-            return number
-    if _GO_FLOAT.fullmatch(plain):
-        real = float(plain)
-        if math.isinf(real):  # out of range: ParseFloat fails, go-yaml keeps the string
-            return text
-        # Upstream hands the value on as JSON, where Go writes an integral float as an integer.
-        return int(real) if real.is_integer() and abs(real) < 1e21 else real
-    return text
-
-
-class _GoYamlLoader(SAFE_LOADER):  # type: ignore[misc]
-    """The safe loader with go-yaml v2's resolution of plain scalars (quoted ones stay strings)."""
-
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {}
-
-
-_GO_PLAIN_TAG = "tag:clusterclass,2024:go-yaml-plain"
-_GoYamlLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^<<$"), ["<"])
-_GoYamlLoader.add_implicit_resolver(_GO_PLAIN_TAG, re.compile(""), None)
-_GoYamlLoader.add_constructor(_GO_PLAIN_TAG, lambda loader, node: _go_plain_scalar(node.value))
 
 
 _SEGMENT = re.compile(r"^(?P<name>[^\[\]]+)(?:\[(?P<index>[^\]]*)\])?$")
@@ -153,7 +101,7 @@ def render_template_value(template: str, variables: Variables) -> Any:
     except RenderError as err:
         raise PatchValueError(f"failed to render template: {err}") from err
     try:
-        return yaml.load(text, Loader=_GoYamlLoader) if text.strip() else None
+        return yaml.load(text, Loader=GO_YAML_LOADER) if text.strip() else None
     except yaml.YAMLError as err:
         raise PatchValueError(f"failed to parse rendered template as YAML: {err}") from err
 

@@ -417,6 +417,22 @@ async def test_apply_creates_then_updates_and_conflicts(api: Api) -> None:
     assert (status, forced["data"]) == (200, {"a": "2"})
 
 
+async def test_apply_yaml_is_read_as_go_yaml_reads_it(api: Api) -> None:
+    # kube-apiserver reads apply bodies with go-yaml v2: a date stays a string (PyYAML's YAML 1.1
+    # makes it a date, which a ConfigMap refuses), and 1e3 is a number (a string to PyYAML)
+    intent = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: when\ndata:\n  day: 2024-01-01\n"
+    status, created = await api.call("PATCH", f"{CM}/when?fieldManager=m", raw=intent.encode(), content_type=APPLY)
+    assert (status, created["data"]) == (201, {"day": "2024-01-01"})
+    keys = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keys\ndata:\n  n: a\n  1: b\n  0x10: c\n"
+    status, created = await api.call("PATCH", f"{CM}/keys?fieldManager=m", raw=keys.encode(), content_type=APPLY)
+    # keys become JSON member names as sigs.k8s.io/yaml makes them
+    assert (status, created["data"]) == (201, {"false": "a", "1": "b", "16": "c"})
+    # a number where a string belongs: 400 here (kube-apiserver 1.37 answers 500 from its apply)
+    number = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: num\ndata:\n  v: 1e3\n"
+    status, body = await api.call("PATCH", f"{CM}/num?fieldManager=m", raw=number.encode(), content_type=APPLY)
+    assert status == 400 and "cannot unmarshal number into Go struct field ConfigMap.data" in body["message"]
+
+
 async def test_apply_requests_are_checked(api: Api) -> None:
     status, body = await api.call("PATCH", f"{CM}/ssa", raw=b"apiVersion: v1\nkind: ConfigMap\n", content_type=APPLY)
     assert (status, body["message"]) == (
