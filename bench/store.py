@@ -2,7 +2,7 @@
 
 Not a test: it measures and prints medians of ``--repeat`` rounds, each on a fresh store. Backends:
 
-- ``memory``: :class:`~clusterclass.kube.memory.MemoryStore` without a state file;
+- ``memory``: :class:`~clusterclass.apiserver.store.MemoryStore` without a state file;
 - ``sqlite``: with a state file, ``durability="FULL"`` (the default: every acknowledged write is
   fsynced, so it survives power loss);
 - ``sqlite-normal``: ``durability="NORMAL"`` (survives a process crash, not power loss).
@@ -40,7 +40,7 @@ from statistics import median
 from typing import Any
 
 from clusterclass.api.refs import owner_reference_to
-from clusterclass.kube.memory import MemoryStore
+from clusterclass.apiserver.store import MemoryStore
 
 BACKENDS = ("memory", "sqlite", "sqlite-normal")
 NAMESPACE = "bench"

@@ -1,6 +1,6 @@
 """``clusterclass apiserver``: the embedded store served as a Kubernetes API server on loopback.
 
-It serves a :class:`~clusterclass.kube.memory.MemoryStore` (in memory, or kept in a SQLite file with
+It serves a :class:`~clusterclass.apiserver.store.MemoryStore` (in memory, or kept in a SQLite file with
 ``--state``) on ``127.0.0.1`` over TLS with a CA made for this run, and writes a kubeconfig with a
 client certificate for it, so ``kubectl --kubeconfig FILE`` and any Kubernetes client work against
 it. It prints where it listens and where the kubeconfig is, then runs until SIGTERM or SIGINT, when
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from clusterclass.kube.memory import MemoryStore
+    from clusterclass.apiserver.store import MemoryStore
 
 log = logging.getLogger("clusterclass.apiserver")
 
@@ -56,7 +56,7 @@ def apiserver(state: Path | None, port: int, kubeconfig_out: Path) -> None:
       clusterclass apiserver --state ./mgmt.db --kubeconfig-out ./kubeconfig &
       kubectl --kubeconfig ./kubeconfig get clusters -A
     """
-    from clusterclass.kube.memory import MemoryStore  # the store and the server load only when used
+    from clusterclass.apiserver.store import MemoryStore  # the store and the server load only when used
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if state is not None:
@@ -70,7 +70,7 @@ def apiserver(state: Path | None, port: int, kubeconfig_out: Path) -> None:
 
 
 async def _serve(store: MemoryStore, *, port: int, kubeconfig_out: Path, state: Path | None) -> None:
-    from clusterclass.kube.server.serving import DEFAULT_HOST, kubeconfig, start, write_kubeconfig
+    from clusterclass.apiserver.front.serving import DEFAULT_HOST, kubeconfig, start, write_kubeconfig
 
     try:
         running = await start(store, host=DEFAULT_HOST, port=port)

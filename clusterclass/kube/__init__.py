@@ -1,10 +1,14 @@
-"""Talking to a management cluster: the :class:`Client` protocol, its errors, label selectors, backends.
+"""Talking to any API server: the :class:`Client` protocol and what a controller builds on it.
 
 ``client`` is the protocol; ``errors`` the exception hierarchy every backend raises; ``selectors``
-label selector parsing and matching. Backends: ``memory`` is the in-process store with API-server
-semantics (its watches in ``watch``, its state file in ``persistence``, its garbage collector in
-``gc``) and ``memory_client`` the ``Client`` over it; ``http`` speaks the Kubernetes REST API.
-``mergepatch`` is RFC 7386 and ``json_patch`` RFC 6902 as kube-apiserver applies them.
+label selector parsing and matching; ``http`` the backend that speaks the Kubernetes REST API to a
+real kube-apiserver (or the embedded one). ``informer``, ``indexes``, ``workqueue`` and
+``cache_reader`` are the controller side: local caches of watched kinds, their secondary indexes, the
+rate-limited work queue and the topology pipeline's reads from the caches. ``jsoncopy``, ``gotext`` and
+``certs`` are small helpers both this package and the embedded API server need.
+
+The in-process backend over the embedded store lives in :mod:`clusterclass.apiserver`, which imports
+this package; nothing here imports it back.
 """
 
 from clusterclass.kube.client import Client, ObjectList, Preconditions, Resource, WatchEvent
@@ -19,8 +23,6 @@ from clusterclass.kube.errors import (
     NotFound,
     from_status,
 )
-from clusterclass.kube.memory import MemoryStore
-from clusterclass.kube.memory_client import MemoryClient
 
 __all__ = [
     "AlreadyExists",
@@ -31,8 +33,6 @@ __all__ = [
     "Forbidden",
     "Gone",
     "Invalid",
-    "MemoryClient",
-    "MemoryStore",
     "NotFound",
     "ObjectList",
     "Preconditions",

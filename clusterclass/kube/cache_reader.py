@@ -5,7 +5,7 @@ synchronous ``Reader`` protocol. Reading the API server for every lookup would c
 each and see a different moment per read; the controller instead reads what its
 :class:`~clusterclass.kube.informer.Informer` caches hold, as controller-runtime's cache-backed
 client does. :class:`CacheReader` is that reader, with the semantics of
-:class:`~clusterclass.kube.store_reader.StoreReader` (the same reader over a store in this process),
+:class:`~clusterclass.apiserver.store_reader.StoreReader` (the same reader over a store in this process),
 so the pipeline cannot tell them apart:
 
 - lookups are by API group and kind, whatever version was asked for (the informer's version is

@@ -1,7 +1,7 @@
 """The one way this project talks to a management cluster: the :class:`Client` protocol.
 
 Backends implement it: the in-process memory store (the embedded management cluster and fast
-tests; :class:`~clusterclass.kube.memory.MemoryStore` is its synchronous engine) and an HTTP client
+tests; :class:`~clusterclass.apiserver.store.MemoryStore` is its synchronous engine) and an HTTP client
 that speaks the Kubernetes REST API to a real kube-apiserver or to the embedded store served over
 HTTP. All speak plain-dict objects, raise :mod:`clusterclass.kube.errors` types, and follow
 kube-apiserver's semantics, which one contract test suite (``tests/contract``) holds them to.

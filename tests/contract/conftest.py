@@ -2,8 +2,8 @@
 
 Every test here takes the ``client`` fixture (or ``backend``), parametrised over:
 
-- ``memory``: :class:`~clusterclass.kube.memory_client.MemoryClient` over a fresh
-  :class:`~clusterclass.kube.memory.MemoryStore`, in this process;
+- ``memory``: :class:`~clusterclass.apiserver.inprocess_client.MemoryClient` over a fresh
+  :class:`~clusterclass.apiserver.store.MemoryStore`, in this process;
 - ``http-embedded``: the embedded store served by ``clusterclass apiserver``'s HTTP front, reached
   with :class:`~clusterclass.kube.http.HttpClient`;
 - ``real``: a real kube-apiserver and etcd (``tests/support/real_apiserver.py``), reached with
@@ -15,7 +15,7 @@ on behaviour that is the same on all three; where kube-apiserver's wording is no
 compare the error type, code, reason and field paths rather than the message.
 
 GC is not here: the test kube-apiserver runs no kube-controller-manager, so garbage collection is
-tested on the embedded store alone (``tests/kube/test_gc.py``), against kube-controller-manager's behaviour.
+tested on the embedded store alone (``tests/apiserver/test_gc.py``), against kube-controller-manager's behaviour.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ import pytest
 from contract_support import Backend
 
 from clusterclass.api.objects import Obj
+from clusterclass.apiserver.front.serving import serve_in_thread
+from clusterclass.apiserver.inprocess_client import MemoryClient
+from clusterclass.apiserver.store import MemoryStore
 from clusterclass.kube.client import Client
 from clusterclass.kube.http import HttpClient
-from clusterclass.kube.memory import MemoryStore
-from clusterclass.kube.memory_client import MemoryClient
-from clusterclass.kube.server.serving import serve_in_thread
 
 BACKENDS = ("memory", "http-embedded", "real")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from contract_support import CAPI, Backend, Events, cluster, config_map, rv, summary
 
+from clusterclass.apiserver.watch_cache import INITIAL_EVENTS_END
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import Gone
-from clusterclass.kube.watch import INITIAL_EVENTS_END
 
 
 async def test_watch_from_a_list_sees_every_later_change_in_order(client: Client, namespace: str) -> None:

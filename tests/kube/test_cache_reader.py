@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from clusterclass.api.objects import Obj
+from clusterclass.apiserver.inprocess_client import MemoryClient
+from clusterclass.apiserver.store import MemoryStore
+from clusterclass.apiserver.store_reader import StoreReader
 from clusterclass.kube.cache_reader import CacheReader, NotCached, NotSynced
 from clusterclass.kube.informer import Informer
-from clusterclass.kube.memory import MemoryStore
-from clusterclass.kube.memory_client import MemoryClient
-from clusterclass.kube.store_reader import StoreReader
 from clusterclass.kube.workqueue import FakeClock
 
 CAPI = "cluster.x-k8s.io/v1beta1"

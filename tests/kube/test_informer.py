@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from clusterclass.api.objects import Obj
+from clusterclass.apiserver.inprocess_client import MemoryClient
+from clusterclass.apiserver.store import MemoryStore
 from clusterclass.kube.indexes import (
     CONTROLLER_INDEX,
     LABEL_INDEX,
@@ -29,8 +31,6 @@ from clusterclass.kube.indexes import (
     index_by_topology_class,
 )
 from clusterclass.kube.informer import EventHandler, Informer, enqueue_mapped
-from clusterclass.kube.memory import MemoryStore
-from clusterclass.kube.memory_client import MemoryClient
 from clusterclass.kube.workqueue import FakeClock, WorkQueue
 
 CAPI = "cluster.x-k8s.io/v1beta1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterclass.api.objects import Obj
-from clusterclass.kube.crds import API_VERSION, KIND
+from clusterclass.apiserver.crd.definitions import API_VERSION, KIND
 
 
 def make_crd(group: str, kind: str, versions: list[Obj], *, scope: str = "Namespaced", **names: Any) -> Obj:

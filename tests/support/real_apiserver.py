@@ -12,7 +12,7 @@ closely enough that what passes here passes under envtest:
 - a fresh serving CA, client CA and service-account signing pair per start (``clusterclass.kube.certs``);
 - etcd on free loopback ports with ``--unsafe-no-fsync``, then kube-apiserver with envtest's flags;
 - a kubeconfig for user ``admin`` in group ``system:masters`` (which bypasses RBAC), written as the
-  embedded front writes its own (``clusterclass.kube.server.serving``);
+  embedded front writes its own (``clusterclass.apiserver.front.serving``);
 - ready when ``/readyz`` answers and namespace ``default`` exists; then the Cluster API CRDs the
   package bundles are installed and discovery lists every served version of them.
 
@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 from clusterclass.api.objects import Obj
+from clusterclass.apiserver.crd.definitions import load_bundled_crds
+from clusterclass.apiserver.front.serving import Credentials, client_ssl_context, kubeconfig, write_kubeconfig
 from clusterclass.kube.certs import CertificateAuthority, signing_key_pair
 from clusterclass.kube.client import Client
-from clusterclass.kube.crds import load_bundled_crds
-from clusterclass.kube.server.serving import Credentials, client_ssl_context, kubeconfig, write_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-apiserver.sh"

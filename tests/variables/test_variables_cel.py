@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from var_support import check_value, inline, triples
 
+from clusterclass.schema.celrules import escape_property, parse_field_path
 from clusterclass.topology.variables import validate_cluster_variables, validate_override_variables
-from clusterclass.topology.variables.celrules import escape_property, parse_field_path
 
 P = "spec.topology.variables[v].value"
 INVALID = "Invalid value"
@@ -386,7 +386,7 @@ def test_the_total_budget_stops_further_rules() -> None:
 
 
 def test_a_missing_cel_library_is_an_error_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clusterclass.topology.variables import celrules
+    from clusterclass.schema import celrules
 
     def broken() -> Any:
         raise ImportError("no module named cel_expr_python")
@@ -403,9 +403,9 @@ def test_a_missing_cel_library_is_an_error_not_an_exception(monkeypatch: pytest.
 
 
 def test_the_evaluator_is_pluggable() -> None:
-    from clusterclass.topology.variables.cel import CelExprBackend, Evaluation, Program
-    from clusterclass.topology.variables.celrules import validate_rules
-    from clusterclass.topology.variables.schema import parse_schema
+    from clusterclass.schema.cel import CelExprBackend, Evaluation, Program
+    from clusterclass.schema.celrules import validate_rules
+    from clusterclass.schema.model import parse_schema
 
     class Recording:
         def __init__(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from var_support import check_value
 
-from clusterclass.topology.variables.formats import check_format
+from clusterclass.schema.formats import check_format
 
 VALID = [
     ("bsonobjectid", "507f1f77bcf86cd799439011"),

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from var_support import check_value
 
-from clusterclass.topology.variables.schema import parse_schema
-from clusterclass.topology.variables.structural import prune, unknown_fields
+from clusterclass.schema.defaulting import prune, unknown_fields
+from clusterclass.schema.model import parse_schema
 
 V = "spec.topology.variables[v]"
 KNOWN = {"type": "object", "properties": {"known": {"type": "boolean"}}}

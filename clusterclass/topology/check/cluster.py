@@ -44,6 +44,7 @@ from clusterclass.api.views import Worker
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WORKER_KINDS, WorkerKind
 from clusterclass.errors import ClusterClassError
 from clusterclass.fielderrors import FieldError
+from clusterclass.schema.formats import is_cidr
 from clusterclass.topology import versions
 from clusterclass.topology.check.compatibility import cluster_classes_compatible
 from clusterclass.topology.check.gates import Gates
@@ -62,7 +63,6 @@ from clusterclass.topology.variables import (
     validate_override_variables,
 )
 from clusterclass.topology.variables.definitions import Definitions
-from clusterclass.topology.variables.formats import is_cidr
 
 ANNOTATION_UNSAFE_UPDATE_CLASS_NAME = "unsafe.topology.cluster.x-k8s.io/disable-update-class-name-check"
 ANNOTATION_UNSAFE_UPDATE_VERSION = "unsafe.topology.cluster.x-k8s.io/disable-update-version-check"

@@ -10,10 +10,11 @@ Pure: no I/O. The public API:
 - :func:`validate_variable_definitions` — the ClusterClass webhook's checks of ``spec.variables``;
 - :func:`status_variables` — ``status.variables`` as the ClusterClass controller publishes them.
 
-Module map: ``schema`` (parse a schema into nodes), ``structural`` (default, prune),
-``validation`` (OpenAPI checks), ``formats``/``patterns`` (string formats, RE2), ``cel``/
-``celast``/``celcost``/``celrules`` (CEL rules, bounded), ``definitions``, ``values``,
-``definition_rules``; field errors live in ``clusterclass.fielderrors``.
+Module map: ``definitions`` (definitions as status holds them, and their lookup), ``values``
+(Cluster values: defaulting, validation, per-patch variables), ``definition_rules`` (the ClusterClass
+webhook's checks of ``spec.variables``). The structural-schema semantics underneath (parsing,
+defaulting, pruning, OpenAPI validation, formats, RE2, CEL) are :mod:`clusterclass.schema`'s, shared
+with the embedded API server's CRDs; field errors live in ``clusterclass.fielderrors``.
 """
 
 from clusterclass.fielderrors import ErrorType, FieldError

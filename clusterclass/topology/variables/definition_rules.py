@@ -14,12 +14,12 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.fielderrors import FieldError
-from clusterclass.topology.variables.celrules import rule_definition_errors, validate_rules
+from clusterclass.schema.celrules import rule_definition_errors, validate_rules
+from clusterclass.schema.defaulting import MAX_DEPTH, apply_defaults, unknown_fields
+from clusterclass.schema.jsonvalues import nesting_exceeds
+from clusterclass.schema.model import Schema, parse_schema, structural_errors
+from clusterclass.schema.validation import validate_value
 from clusterclass.topology.variables.definitions import BUILTIN
-from clusterclass.topology.variables.jsonvalues import nesting_exceeds
-from clusterclass.topology.variables.schema import Schema, parse_schema, structural_errors
-from clusterclass.topology.variables.structural import MAX_DEPTH, apply_defaults, unknown_fields
-from clusterclass.topology.variables.validation import validate_value
 
 
 def validate_variable_definitions(variables: Any, *, field: str = "spec.variables") -> list[FieldError]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from clusterclass.topology.variables.jsonvalues import json_equal
+from clusterclass.schema.jsonvalues import json_equal
 
 INLINE = "inline"
 BUILTIN = "builtin"

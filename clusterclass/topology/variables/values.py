@@ -28,7 +28,11 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.fielderrors import FieldError
-from clusterclass.topology.variables.celrules import MISSING, validate_rules
+from clusterclass.schema.celrules import MISSING, validate_rules
+from clusterclass.schema.defaulting import MAX_DEPTH, default_top_level, unknown_fields
+from clusterclass.schema.jsonvalues import nesting_exceeds
+from clusterclass.schema.model import Schema, parse_schema
+from clusterclass.schema.validation import validate_value
 from clusterclass.topology.variables.definitions import (
     BUILTIN,
     DefinitionIndex,
@@ -38,10 +42,6 @@ from clusterclass.topology.variables.definitions import (
     VariableDefinition,
     as_definitions,
 )
-from clusterclass.topology.variables.jsonvalues import nesting_exceeds
-from clusterclass.topology.variables.schema import Schema, parse_schema
-from clusterclass.topology.variables.structural import MAX_DEPTH, default_top_level, unknown_fields
-from clusterclass.topology.variables.validation import validate_value
 
 CLUSTER_VARIABLES_FIELD = "spec.topology.variables"
 
