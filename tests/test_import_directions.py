@@ -18,11 +18,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "clusterclass"
 
 # The first component below ``clusterclass`` of every module, and what it may import besides itself.
-BASE = {"errors", "fielderrors", "yamlload"}
+BASE = {"errors", "fielderrors", "yamlio"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "fielderrors": {"errors"},
-    "yamlload": set(),
+    "yamlio": set(),
     "api": {"errors"},
     "schema": {"api", "errors", "fielderrors"},
     "topology": BASE | {"api", "schema"},

@@ -17,8 +17,6 @@ from clusterclass.api.objects import Obj, annotations_of, dig, is_int, key_of, l
 from clusterclass.api.workers import WorkerKind
 from clusterclass.errors import ObjectKey
 
-DURATION_FIELDS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
-
 
 def _mapping(value: Any) -> Obj:
     return value if isinstance(value, dict) else {}

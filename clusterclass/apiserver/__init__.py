@@ -13,7 +13,7 @@ Module map, from the store outwards:
   (``persistence``); ``builtin_kinds`` the core kinds it serves; ``objectmeta`` the ObjectMeta rules;
   ``causes`` field errors as ``Status`` causes;
 - ``crd/``: CRDs and their schemas; ``apply/``: server-side apply and ``managedFields``;
-  ``merge_patch`` and ``json_patch``: the patch types as kube-apiserver applies them;
+  ``json_patch``: RFC 6902 as kube-apiserver applies it (merge patch is :mod:`clusterclass.api.merge_patch`);
 - ``gc``: ownerReference garbage collection; ``watch_cache``: the bounded history watches read;
 - ``inprocess_client``: :class:`MemoryClient`, the ``Client`` over a store in this process;
   ``store_reader``: the topology pipeline's reader over a store;

@@ -63,6 +63,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NoReturn
 
 from clusterclass import fielderrors as fe
+from clusterclass.api.jsoncopy import json_copy
+from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.apiserver import builtin_kinds as builtins
 from clusterclass.apiserver.apply.fieldmanager import apply as ssa_apply
@@ -79,7 +81,6 @@ from clusterclass.apiserver.crd.definitions import GROUP as CRD_GROUP
 from clusterclass.apiserver.crd.definitions import CrdInfo, FieldValidation, defaulted_spec, parse_crd
 from clusterclass.apiserver.gc import GarbageCollector, deletion_finalizers
 from clusterclass.apiserver.json_patch import apply_json_patch
-from clusterclass.apiserver.merge_patch import merge_patch
 from clusterclass.apiserver.objectmeta import (
     dns1123_label_errors,
     finalizer_warnings,
@@ -119,7 +120,6 @@ from clusterclass.kube.errors import (
     make_status,
 )
 from clusterclass.kube.gotext import go_quote, rfc3339
-from clusterclass.kube.jsoncopy import json_copy
 
 DEFAULT_NAMESPACE = "default"
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")

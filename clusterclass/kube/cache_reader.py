@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, group_of, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.errors import BadRequest
 from clusterclass.kube.indexes import LABEL_INDEX, NAMESPACE_INDEX, object_key
 from clusterclass.kube.informer import Informer
-from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.kube.selectors import from_labels
 
 

@@ -4,6 +4,12 @@ Every object remembers where it came from (file, document and line), so an error
 can name the file to fix. Multi-document YAML and ``kind: List`` (what ``kubectl get -o yaml``
 prints) are both understood. Objects without a namespace get ``default``, as ``kubectl apply``
 would place them, except for the few cluster-scoped kinds a plan may see.
+
+An object given again replaces the one given before (``plan -f current/ -f change.yaml``), except a
+Cluster: that is merged over the one before with a JSON merge patch (RFC 7386), as upstream's plan
+merges an input Cluster over the stored one. Users write their Cluster files without the fields the
+controllers set (``spec.infrastructureRef``, ``spec.controlPlaneRef``, status); merging keeps those, so
+the plan shows only what the user changed, instead of a Cluster that was never reconciled.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ from typing import Any, TextIO
 
 import yaml
 
+from clusterclass.api import constants as c
+from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj, key_of
 from clusterclass.errors import InputError, ObjectKey
-from clusterclass.yamlload import SAFE_LOADER
+from clusterclass.yamlio import SAFE_LOADER
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {"Namespace", "Node", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PersistentVolume"}
@@ -43,6 +51,15 @@ class Loaded:
 
     objects: list[Obj]
     sources: dict[ObjectKey, Source]
+
+    def add(self, obj: Obj, source: Source) -> None:
+        """Take ``obj`` as given at ``source``: later objects win, a Cluster given again is merged over the last."""
+        key = key_of(obj)
+        if key in self.sources and key.group == c.CLUSTER_GROUP and key.kind == c.KIND_CLUSTER:
+            previous = next(o for o in reversed(self.objects) if key_of(o) == key)
+            obj = merge_patch(previous, obj)
+        self.objects.append(obj)
+        self.sources[key] = source
 
 
 def _documents(text: str, name: str) -> Iterator[tuple[Any, int]]:
@@ -111,7 +128,8 @@ def _files(path: str) -> list[Path]:
 
 
 def load(paths: Iterable[str], stdin: TextIO | None = None) -> Loaded:
-    """Read every object from ``paths`` (``-`` is standard input); later objects win on key clashes."""
+    """Read every object from ``paths`` (``-`` is standard input); later objects win on key clashes
+    (a Cluster given again is merged over the one before, see the module docstring)."""
     loaded = Loaded(objects=[], sources={})
     for path in paths:
         if path == "-":
@@ -125,6 +143,5 @@ def load(paths: Iterable[str], stdin: TextIO | None = None) -> Loaded:
                     raise InputError(str(file), f"cannot read: {err}") from err
         for name, text in inputs:
             for obj, line in parse_text(text, name):
-                loaded.objects.append(obj)
-                loaded.sources[key_of(obj)] = Source(name, line)
+                loaded.add(obj, Source(name, line))
     return loaded

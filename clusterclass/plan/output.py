@@ -16,7 +16,6 @@ import difflib
 import json
 from typing import Any
 
-import yaml
 from rich.console import Console
 from rich.text import Text
 
@@ -25,17 +24,12 @@ from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL
 from clusterclass.plan.planner import ClusterPlan, Plan
 from clusterclass.topology.changes import Change
 from clusterclass.topology.desired import Computation
-
-
-class _Dumper(yaml.SafeDumper):
-    """Writes shared sub-objects out in full instead of as YAML anchors and aliases."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+from clusterclass.yamlio import dump_yaml
 
 
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+    text: str = dump_yaml(obj)
+    return text
 
 
 def unified_diff(before: Obj, after: Obj) -> str:

@@ -5,6 +5,9 @@ control plane, Cluster, MachineDeployments, MachinePools; creates before updates
 and returns the list of :class:`Change` records a reconcile would perform, applying the same
 decisions the reconcile makes:
 
+- the Cluster shim Secret comes first: created (and added as an owner of the new objects) while the
+  InfrastructureCluster or ControlPlane is about to be created, deleted once it has served (spec §3.2);
+
 - objects marked pending-create are not created, workers pending an upgrade are not touched
   (a MachineDeployment's MachineHealthCheck still is), a control plane pending an upgrade is not
   touched (its MachineHealthCheck still is);
@@ -40,6 +43,7 @@ from clusterclass.topology import names
 from clusterclass.topology.check import compatibility
 from clusterclass.topology.current import WorkerState
 from clusterclass.topology.desired import Computation, DesiredWorker
+from clusterclass.topology.shim import needs_shim, shim_is_done, shim_secret, with_shim_owner
 
 Action = Literal["create", "update", "delete"]
 
@@ -241,23 +245,45 @@ class _Planner:
 
     def run(self) -> list[Change]:
         current, desired = self.computation.current, self.computation.desired
+        shim = self.cluster_shim()
+        infrastructure_cluster = desired.infrastructure_cluster
+        if shim is not None:
+            infrastructure_cluster = with_shim_owner(infrastructure_cluster, shim)
         self.referenced_object(
             current.infrastructure_cluster,
-            desired.infrastructure_cluster,
-            infrastructure_cluster_ignore_paths(desired.infrastructure_cluster),
+            infrastructure_cluster,
+            infrastructure_cluster_ignore_paths(infrastructure_cluster),
         )
-        self.control_plane()
+        self.control_plane(shim)
         self.update(current.cluster, cluster_intent(desired.cluster))
         for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
             self.workers(kind)
         return self.changes
 
-    def control_plane(self) -> None:
+    def cluster_shim(self) -> Obj | None:
+        """Create the shim when a top-level object is about to be created, delete it once it has served.
+
+        Returns the shim the new objects get as an extra owner, or None.
+        """
+        current = self.computation.current
+        if needs_shim(current.infrastructure_cluster, current.control_plane):
+            if current.cluster_shim is not None:
+                return current.cluster_shim
+            shim = shim_secret(current.cluster)
+            self.create(shim, "owns the new objects until the Cluster does")
+            return shim
+        if current.cluster_shim is not None and shim_is_done(
+            current.cluster, current.infrastructure_cluster, current.control_plane
+        ):
+            self.delete(current.cluster_shim, "the Cluster owns its InfrastructureCluster and ControlPlane now")
+        return None
+
+    def control_plane(self, shim: Obj | None) -> None:
         current, desired = self.computation.current, self.computation.desired
         self.health_check(current.control_plane_machine_health_check, desired.control_plane_machine_health_check)
         if self.computation.upgrades.control_plane.is_pending_upgrade:
             return
-        cp = desired.control_plane
+        cp = desired.control_plane if shim is None else with_shim_owner(desired.control_plane, shim)
         replaced = None
         template = desired.control_plane_infrastructure_machine_template
         if template is not None:

@@ -1,7 +1,8 @@
 """Current state: what already exists for one Cluster (spec §2.3).
 
 Read through a :class:`Reader`: the InfrastructureCluster and ControlPlane the Cluster points at,
-the control plane's machine template and MachineHealthCheck, and every MachineDeployment and
+the control plane's machine template and MachineHealthCheck, the Cluster's shim Secret while it
+matters (:mod:`~clusterclass.topology.shim`), and every MachineDeployment and
 MachinePool labelled as topology-owned for this Cluster, keyed by their topology name label, with
 the bootstrap and infrastructure objects (MachinePool) or templates (MachineDeployment) they
 reference.
@@ -25,6 +26,7 @@ from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKin
 from clusterclass.errors import ObjectKey, TopologyError
 from clusterclass.topology.blueprint import Blueprint
 from clusterclass.topology.reader import NodeReader, NodeReadError, Reader
+from clusterclass.topology.shim import SECRET_API_VERSION, SECRET_KIND, needs_shim, shim_is_done, shim_name
 
 
 @dataclass
@@ -50,6 +52,9 @@ class CurrentState:
     control_plane_machine_health_check: Obj | None = None
     machine_deployments: dict[str, WorkerState] = field(default_factory=dict)
     machine_pools: dict[str, WorkerState] = field(default_factory=dict)
+    #: the Cluster's shim Secret (spec §3.2), read only while it matters: when the InfrastructureCluster
+    #: or the ControlPlane is about to be created, or when the shim has served and should go
+    cluster_shim: Obj | None = None
 
     def workers(self, kind: WorkerKind) -> dict[str, WorkerState]:
         return self.machine_pools if kind is MACHINE_POOL else self.machine_deployments
@@ -101,6 +106,11 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
             state.control_plane_machine_health_check = reader.get(
                 c.CLUSTER_API_VERSION, c.KIND_MACHINE_HEALTH_CHECK, view.namespace, name_of(cp)
             )
+
+    if needs_shim(state.infrastructure_cluster, state.control_plane) or shim_is_done(
+        cluster, state.infrastructure_cluster, state.control_plane
+    ):
+        state.cluster_shim = reader.get(SECRET_API_VERSION, SECRET_KIND, view.namespace, shim_name(view.name))
 
     for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
         state.workers(kind).update(_read_workers(kind, view, blueprint, reader, nodes))

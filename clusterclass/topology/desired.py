@@ -22,9 +22,10 @@ from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
-from clusterclass.api.objects import Obj, dig, name_of, owner_references_of, set_path
+from clusterclass.api.durations import MACHINE_TIMEOUT_FIELDS, go_duration
+from clusterclass.api.objects import Obj, dig, name_of, set_path
 from clusterclass.api.refs import desired_ref, owner_reference_to
-from clusterclass.api.views import DURATION_FIELDS, Cluster, WorkerTopology
+from clusterclass.api.views import Cluster, WorkerTopology
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
 from clusterclass.errors import TopologyError
 from clusterclass.topology import health, names
@@ -34,6 +35,7 @@ from clusterclass.topology.current import CurrentState
 from clusterclass.topology.hooks import HookTracker, LifecycleHooks
 from clusterclass.topology.metadata import merge_maps, topology_labels, without_upgrade_sequencing
 from clusterclass.topology.patches import NoPatches, PatchEngine
+from clusterclass.topology.shim import shim_owner_reference
 from clusterclass.topology.upgrade import (
     UpgradeTracker,
     control_plane_version,
@@ -84,15 +86,10 @@ class Computation:
     warnings: list[str]
 
 
-SHIM_SUFFIX = "-shim"
-
-
 def _carry_shim_owner(current: Obj | None, cluster_name: str) -> list[Obj] | None:
     """Keep an existing ownerReference to the Cluster's shim Secret (spec §3.2) so apply keeps it."""
-    for ref in owner_references_of(current):
-        if ref.get("kind") == "Secret" and ref.get("name") == cluster_name + SHIM_SUFFIX:
-            return [dict(ref)]
-    return None
+    ref = shim_owner_reference(current, cluster_name)
+    return [ref] if ref is not None else None
 
 
 def _pick(topology_value: Any, class_value: Any) -> Any:
@@ -201,10 +198,10 @@ class _Computer:
             set_path(cp, cp_contract.MACHINE_TEMPLATE_METADATA, metadata)
         if topology.control_plane_replicas is not None:
             set_path(cp, cp_contract.REPLICAS, topology.control_plane_replicas)
-        for duration_field in DURATION_FIELDS:
+        for duration_field in MACHINE_TIMEOUT_FIELDS:
             value = _pick(topology.control_plane.get(duration_field), cp_class.get(duration_field))
             if value is not None:
-                set_path(cp, (*cp_contract.MACHINE_TEMPLATE, duration_field), value)
+                set_path(cp, (*cp_contract.MACHINE_TEMPLATE, duration_field), go_duration(value))
         version = control_plane_version(
             desired=topology.version,
             current_cp=self.current.control_plane,
@@ -345,10 +342,10 @@ class _Computer:
             "infrastructureRef": desired_ref(_as_ref(current_infra_ref, current), infrastructure),
             "version": version,
         }
-        for duration_field in DURATION_FIELDS:
+        for duration_field in MACHINE_TIMEOUT_FIELDS:
             value = _pick(topology.get(duration_field), worker_class.get(duration_field))
             if value is not None:
-                machine_spec[duration_field] = value
+                machine_spec[duration_field] = go_duration(value)
 
         spec: Obj = {"clusterName": cluster_name}
         if topology.replicas is not None:

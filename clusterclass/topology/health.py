@@ -3,7 +3,8 @@
 Whether a health check exists follows upstream: the topology's ``machineHealthCheck`` wins when
 it sets any check field, otherwise the class's; ``enable`` decides when set, and a check defined
 anywhere is enabled by default. The desired MachineHealthCheck is defaulted the way its admission
-webhook would (``maxUnhealthy: 100%``, ``nodeStartupTimeout: 10m0s``, the cluster-name label), so
+webhook would (``maxUnhealthy: 100%``, ``nodeStartupTimeout: 10m0s``, the cluster-name label, every
+Duration in Go's form), so
 the stored object never differs from the desired one only because of defaulting.
 """
 
@@ -13,6 +14,7 @@ import copy
 from typing import Any
 
 from clusterclass.api import constants as c
+from clusterclass.api.durations import DURATION_PATHS, normalize_durations
 from clusterclass.api.objects import Obj
 
 CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
@@ -54,7 +56,7 @@ def machine_health_check(
     remediation = spec.get("remediationTemplate")
     if isinstance(remediation, dict) and not remediation.get("namespace"):
         remediation["namespace"] = namespace
-    return {
+    check_object = {
         "apiVersion": c.CLUSTER_API_VERSION,
         "kind": c.KIND_MACHINE_HEALTH_CHECK,
         "metadata": {
@@ -65,3 +67,5 @@ def machine_health_check(
         },
         "spec": spec,
     }
+    normalize_durations(check_object, DURATION_PATHS[c.KIND_MACHINE_HEALTH_CHECK])
+    return check_object

@@ -9,6 +9,7 @@ store) and again agrees with the offline reader.
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 
@@ -115,11 +116,18 @@ def test_pipeline_over_the_store_matches_the_offline_index() -> None:
 
     changes = compute_changes(through_store, rng=random.Random(7))
     assert changes
+    shim_uid = ""
     for change in changes:
+        obj = copy.deepcopy(change.object)
+        for ref in obj["metadata"].get("ownerReferences", []):
+            if ref["kind"] == "Secret":  # the shim's uid is known once it is created, as a controller sees it
+                ref["uid"] = shim_uid
         if change.action == "create":
-            store.create(change.object)
+            created = store.create(obj)
+            if created["kind"] == "Secret":
+                shim_uid = created["metadata"]["uid"]
         elif change.action == "update":
-            store.update(change.object)
+            store.update(obj)
 
     second, second_offline = _compute_both(store)
     assert _desired_objects(second) == _desired_objects(second_offline)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from check_support import cluster, cluster_class, pool, variable, world
+from check_support import cluster, cluster_class, deployment, pool, variable, world
 
 from clusterclass.topology.check.cluster import default_cluster
 
@@ -117,3 +117,33 @@ def test_malformed_documents_are_returned_without_raising() -> None:
     ]
     for obj in malformed:
         assert default_cluster(obj, reader=reader) == obj
+
+
+def test_durations_are_written_back_as_go_formats_them() -> None:
+    """Upstream's webhook decodes the Cluster into typed structs: a ``5m`` timeout is stored as ``5m0s``."""
+    obj = cluster(
+        control_plane={
+            "nodeDrainTimeout": "5m",
+            "machineHealthCheck": {"nodeStartupTimeout": "1h", "unhealthyConditions": [{"timeout": "90s"}]},
+        },
+        machine_deployments=[
+            deployment("md1", nodeDeletionTimeout="30m", machineHealthCheck={"nodeStartupTimeout": "600s"})
+        ],
+        machine_pools=[pool("mp1", nodeVolumeDetachTimeout="1.5h")],
+    )
+    topology = default_cluster(obj, reader=world())["spec"]["topology"]
+    assert topology["controlPlane"]["nodeDrainTimeout"] == "5m0s"
+    assert topology["controlPlane"]["machineHealthCheck"] == {
+        "nodeStartupTimeout": "1h0m0s",
+        "unhealthyConditions": [{"timeout": "1m30s"}],
+    }
+    deployment_topology = topology["workers"]["machineDeployments"][0]
+    assert deployment_topology["nodeDeletionTimeout"] == "30m0s"
+    assert deployment_topology["machineHealthCheck"]["nodeStartupTimeout"] == "10m0s"
+    assert topology["workers"]["machinePools"][0]["nodeVolumeDetachTimeout"] == "1h30m0s"
+
+
+def test_a_duration_go_cannot_parse_is_left_for_validation() -> None:
+    obj = cluster(machine_pools=[pool("mp1", nodeDrainTimeout="five minutes")])
+    defaulted = default_cluster(obj, reader=world())
+    assert defaulted["spec"]["topology"]["workers"]["machinePools"][0]["nodeDrainTimeout"] == "five minutes"

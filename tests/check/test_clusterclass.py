@@ -679,3 +679,17 @@ def test_valid_optional_worker_fields_pass() -> None:
 def test_a_cluster_class_that_is_not_an_object() -> None:
     result = validate_cluster_class("x", reader=reader())  # type: ignore[arg-type]
     assert errors_of(result) == [("", T, "must be an object")]
+
+
+def test_defaulting_writes_durations_as_go_formats_them() -> None:
+    """Upstream's ClusterClass webhook answers with the typed object: Durations in Go's form."""
+    cc = cluster_class()
+    cc["spec"]["controlPlane"].update(nodeDrainTimeout="5m", machineHealthCheck={"nodeStartupTimeout": "20m"})
+    md(cc).update(nodeVolumeDetachTimeout="120s", machineHealthCheck={"unhealthyConditions": [{"timeout": "1h"}]})
+    mp(cc).update(nodeDeletionTimeout="45s")
+    defaulted = default_cluster_class(cc)
+    assert defaulted["spec"]["controlPlane"]["nodeDrainTimeout"] == "5m0s"
+    assert defaulted["spec"]["controlPlane"]["machineHealthCheck"]["nodeStartupTimeout"] == "20m0s"
+    assert md(defaulted)["nodeVolumeDetachTimeout"] == "2m0s"
+    assert md(defaulted)["machineHealthCheck"]["unhealthyConditions"][0]["timeout"] == "1h0m0s"
+    assert mp(defaulted)["nodeDeletionTimeout"] == "45s"

@@ -24,6 +24,7 @@ from cc_support import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clusterclass.api.durations import DURATION_PATHS, EACH, go_duration
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.topology.check import Gates, Result
 from clusterclass.topology.check.clusterclass import (
@@ -327,12 +328,24 @@ def _differences(a: Any, b: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, 
     return [] if _same(a, b) else [path]
 
 
+def _is_duration_field(path: tuple[Any, ...]) -> bool:
+    """Whether ``path`` (with list indices) is one of the ClusterClass's Duration fields."""
+    return any(
+        len(pattern) == len(path)
+        and all((step == EACH and isinstance(key, int)) or step == key for step, key in zip(pattern, path, strict=True))
+        for pattern in DURATION_PATHS["ClusterClass"]
+    )
+
+
 @SETTINGS
 @given(doc=mutated())
-def test_defaulting_only_fills_empty_ref_namespaces(doc: Obj) -> None:
+def test_defaulting_only_fills_empty_ref_namespaces_and_writes_durations_as_go_does(doc: Obj) -> None:
     defaulted = default_cluster_class(doc)
     namespace = doc.get("metadata", {}).get("namespace") if isinstance(doc.get("metadata"), dict) else None
     for path in _differences(doc, defaulted):
+        if _is_duration_field(path):
+            assert defaulted_value(defaulted, path) == go_duration(_at(doc, path))
+            continue
         assert path[-2:] == ("ref", "namespace")
         assert defaulted_value(defaulted, path) == namespace
 

@@ -269,3 +269,10 @@ def test_malformed_machine_pools_are_field_errors() -> None:
         ("spec.clusterName", "Required value", ""),
         ("spec.replicas", "Invalid value", "must be an integer"),
     ]
+
+
+def test_defaulting_writes_durations_as_go_formats_them() -> None:
+    obj = mp()
+    obj["spec"]["template"]["spec"].update(nodeDrainTimeout="90s", nodeDeletionTimeout="10m")
+    machine = default_machine_pool(obj)["spec"]["template"]["spec"]
+    assert (machine["nodeDrainTimeout"], machine["nodeDeletionTimeout"]) == ("1m30s", "10m0s")

@@ -130,6 +130,7 @@ VENDOR_IMAGE = "kindest/node:v1.28.0_vmware.1"
 def test_vendor_creates_both_machine_pools_and_the_deployment(plans: dict[str, Obj]) -> None:
     data = plans["vendor"]
     assert [o["kind"] for o in data["created"]] == [
+        "Secret",  # the Cluster shim
         "DockerCluster",
         "DockerMachineTemplate",
         "KubeadmControlPlane",

@@ -204,7 +204,9 @@ def current_state(first_plan: Obj) -> list[Obj]:
     add: the KubeadmControlPlane is initialized with every replica at ``spec.version`` (so it is
     stable), the InfrastructureCluster has an endpoint, MachinePools are Running with their
     provider IDs and bootstrap secret, and the MachinePool controller owns its two objects.
-    The Cluster is the "after" of the first plan's Cluster modification.
+    The Cluster is the "after" of the first plan's Cluster modification. The shim Secret has served
+    and is gone: the Cluster owns its InfrastructureCluster and control plane, and garbage collection
+    dropped their references to the shim.
     """
     assert len(first_plan["modified"]) == 1, "the first plan should only modify the Cluster"
     cluster = copy.deepcopy(first_plan["modified"][0]["after"])
@@ -221,7 +223,7 @@ def current_state(first_plan: Obj) -> list[Obj]:
         ],
     }
     cluster_name = cluster["metadata"]["name"]
-    objects = [copy.deepcopy(o) for o in first_plan["created"]]
+    objects = [copy.deepcopy(o) for o in first_plan["created"] if o["kind"] != "Secret"]
     for obj in objects:
         obj["metadata"]["uid"] = _uid(obj)
         obj["metadata"]["resourceVersion"] = "1"

@@ -315,7 +315,7 @@ def test_one_failing_cluster_does_not_hide_the_others(tmp_path: Path) -> None:
     as_json = plan_main("-f", QUICK_START, "-f", clusters, "--seed", SEED, "-o", "json")
     assert_clean_failure(as_json, "machineDeployments[0].class")
     data = json.loads(as_json.stdout)
-    assert {o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] for o in data["created"]} == {"beta"}
+    assert cluster_names(data) == {"beta"}
     assert "alpha" in as_json.stderr and "beta" not in as_json.stderr
 
 
@@ -391,11 +391,53 @@ def test_later_file_wins(tmp_path: Path) -> None:
     assert [p["spec"]["replicas"] for p in pools] == [2, 9]
 
 
+def test_a_cluster_given_again_is_merged_over_the_one_before(tmp_path: Path) -> None:
+    """RFC 7386, as upstream's plan merges an input Cluster over the stored one: maps merge key by key,
+    lists are replaced whole, null removes a field, and what the later file leaves out is kept."""
+    cluster = read_yaml(CLUSTER_FILE)
+    cluster["metadata"]["labels"] = {"team": "a"}
+    cluster["spec"]["topology"]["controlPlane"]["metadata"] = {"labels": {"cp": "yes"}}
+    first = write_yaml(tmp_path / "first.yaml", cluster)
+    later = {
+        "apiVersion": cluster["apiVersion"],
+        "kind": "Cluster",
+        "metadata": {"name": cluster["metadata"]["name"], "labels": {"env": "prod"}},
+        "spec": {
+            "topology": {
+                "controlPlane": {"metadata": None},
+                "workers": {"machinePools": [{"class": "default-worker", "name": "only", "replicas": 4}]},
+            }
+        },
+    }
+    data = plan_json("-f", QUICK_START, "-f", first, "-f", write_yaml(tmp_path / "later.yaml", later), "--seed", SEED)
+    (modified,) = data["modified"]
+    merged = modified["after"]
+    assert {"team": "a", "env": "prod"}.items() <= merged["metadata"]["labels"].items()
+    assert merged["spec"]["clusterNetwork"] == cluster["spec"]["clusterNetwork"]
+    assert "metadata" not in merged["spec"]["topology"]["controlPlane"]
+    assert merged["spec"]["topology"]["workers"]["machinePools"] == [
+        {"class": "default-worker", "name": "only", "replicas": 4}
+    ]
+    assert (
+        merged["spec"]["topology"]["workers"]["machineDeployments"]
+        == cluster["spec"]["topology"]["workers"]["machineDeployments"]
+    )
+    kcp = next(o for o in data["created"] if o["kind"] == "KubeadmControlPlane")
+    assert "cp" not in kcp["metadata"]["labels"]
+
+
 # --- several Clusters -----------------------------------------------------------------------------
 
 
+def cluster_name(obj: Obj) -> str:
+    """The Cluster a created object belongs to: its label, or for the shim Secret its owner."""
+    if obj["kind"] == "Secret":
+        return str(obj["metadata"]["ownerReferences"][0]["name"])
+    return str(obj["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"])
+
+
 def cluster_names(data: Obj) -> set[str]:
-    return {o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] for o in data["created"]}
+    return {cluster_name(o) for o in data["created"]}
 
 
 def test_every_topology_cluster_in_one_json_object() -> None:
@@ -404,9 +446,29 @@ def test_every_topology_cluster_in_one_json_object() -> None:
     assert cluster_names(data) == {"alpha", "beta"}
     # Clusters are planned in namespace/name order; "classic" has no topology and is ignored
     assert [m["after"]["metadata"]["name"] for m in data["modified"]] == ["alpha", "beta"]
-    owners = [o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] for o in data["created"]]
+    owners = [cluster_name(o) for o in data["created"]]
     assert owners == sorted(owners)
     assert "classic" not in json.dumps(data)
+
+
+def test_clusters_of_several_namespaces_and_classes_are_all_planned(tmp_path: Path) -> None:
+    """Upstream's plan refuses input from more than one namespace, or with more than one Cluster or
+    ClusterClass, and needs ``--cluster`` when a change affects several Clusters; ours plans them all."""
+    objects = []
+    for namespace in ("team-a", "team-b"):
+        for obj in read_all_yaml(QUICK_START):
+            obj["metadata"]["namespace"] = namespace
+            objects.append(obj)
+        cluster = read_yaml(CLUSTER_FILE)
+        cluster["metadata"]["namespace"] = namespace
+        objects.append(cluster)
+    data = plan_json("-f", write_yaml(tmp_path / "both.yaml", *objects), "--seed", SEED)
+    assert [(m["after"]["metadata"]["namespace"], m["after"]["kind"]) for m in data["modified"]] == [
+        ("team-a", "Cluster"),
+        ("team-b", "Cluster"),
+    ]
+    by_namespace = {o["metadata"]["namespace"] for o in data["created"] if o["kind"] == "MachinePool"}
+    assert by_namespace == {"team-a", "team-b"}
 
 
 def test_text_output_has_a_section_per_cluster() -> None:
@@ -425,6 +487,7 @@ def test_cluster_option_selects_one_cluster(selector: str) -> None:
     assert cluster_names(data) == {"beta"}
     assert [m["after"]["metadata"]["name"] for m in data["modified"]] == ["beta"]
     assert [o["kind"] for o in data["created"]] == [
+        "Secret",
         "DockerCluster",
         "DockerMachineTemplate",
         "KubeadmControlPlane",

@@ -8,7 +8,8 @@ ClusterClass with a fixed seed, turns the created objects into a settled managem
 (:func:`plan_helpers.current_state`: uids, statuses, a stable KubeadmControlPlane, Running
 MachinePools, the fields other controllers fill in), writes it to ``current/`` one file per
 object, then plans ``-f quick-start.yaml -f current/ -f change.yaml`` where ``change.yaml`` holds
-whatever the user changed (the last file given wins).
+whatever the user changed (a Cluster given again is merged over the current one, as upstream's
+plan merges it; other objects given again replace the current ones).
 
 The quick-start patches run on every plan (spec §5). The one that matters here is ``customImage``:
 it writes ``kindest/node:<version>`` from ``builtin.controlPlane.version``,
@@ -42,6 +43,7 @@ from plan_helpers import (
     plan_json,
     pool,
     read_all_yaml,
+    read_yaml,
     run_subprocess,
     write_state,
     write_yaml,
@@ -407,7 +409,9 @@ def test_removed_machine_pool_topology_is_deleted_with_its_objects(world: World)
 
 def test_removing_every_machine_pool_deletes_them_all(world: World) -> None:
     cluster = world.changed_cluster()
-    del cluster["spec"]["topology"]["workers"]["machinePools"]
+    # The Cluster given again is merged over the current one (RFC 7386): a list is replaced whole, and a
+    # field is removed by null, not by leaving it out (which keeps the current value).
+    cluster["spec"]["topology"]["workers"]["machinePools"] = []
     data, _ = world.plan(cluster)
     assert data["created"] == [] and data["modified"] == []
     assert sorted(deleted_objects(data)) == sorted(
@@ -419,7 +423,7 @@ def test_removing_every_machine_pool_deletes_them_all(world: World) -> None:
 
 def test_removed_machine_deployment_is_deleted_with_its_templates(world: World) -> None:
     cluster = world.changed_cluster()
-    del cluster["spec"]["topology"]["workers"]["machineDeployments"]
+    cluster["spec"]["topology"]["workers"]["machineDeployments"] = None  # null removes it (RFC 7386)
     data, _ = world.plan(cluster)
     assert data["created"] == [] and data["modified"] == []
     assert deleted_objects(data) == [
@@ -771,3 +775,66 @@ def test_machine_deployment_machines_on_an_old_version_hold_the_control_plane(wo
     assert data == EMPTY
     assert f"note: control plane upgrade to {NEW} is pending" in text
     assert f"note: MachineDeployments upgrading: {md['metadata']['name']}" in text
+
+
+# --- the user's own Cluster file, given again ------------------------------------------------------------------
+
+
+def test_the_users_own_cluster_file_plans_only_the_real_change(world: World) -> None:
+    """Upstream's plan merges a Cluster given again over the stored one (JSON merge patch, spec §9.2 step 3).
+
+    The user's file has none of what the controllers set (``spec.infrastructureRef``,
+    ``spec.controlPlaneRef``, the topology labels, defaulted variables, status): merged, those stay, and
+    only the control plane's replicas change, instead of a brand-new InfrastructureCluster and ControlPlane.
+    """
+    cluster = read_yaml(CLUSTER_FILE)
+    assert "infrastructureRef" not in cluster["spec"] and "controlPlaneRef" not in cluster["spec"]
+    cluster["spec"]["topology"]["controlPlane"]["replicas"] = 3
+    data, text = world.plan(cluster)
+    modification = only_modification(data, "KubeadmControlPlane", world.kcp["metadata"]["name"])
+    assert modification["after"]["spec"]["replicas"] == 3
+    assert "+ created" not in text
+
+
+def test_the_users_own_cluster_file_unchanged_plans_no_changes(world: World) -> None:
+    data, text = world.plan(read_yaml(CLUSTER_FILE))
+    assert data == EMPTY
+    assert NO_CHANGES in text
+
+
+def test_other_objects_given_again_replace_the_current_ones(world: World) -> None:
+    """Only Clusters are merged, as upstream: a DockerMachinePool given again without a field lacks it."""
+    docker_pool = copy.deepcopy(world.pool("DockerMachinePool", "mp-0"))
+    del docker_pool["spec"]["template"]["customImage"]
+    data, _ = world.plan(docker_pool)
+    modification = only_modification(data, "DockerMachinePool", docker_pool["metadata"]["name"])
+    assert modification["after"]["spec"]["template"]["customImage"] == f"kindest/node:{OLD}"
+
+
+# --- Durations in Go's form ----------------------------------------------------------------------------------
+
+
+def test_durations_are_planned_in_go_form_and_a_cluster_upstream_wrote_shows_no_change(tmp_path: Path) -> None:
+    """Upstream writes every Duration as Go formats it (``5m0s``): in the objects it creates, and in the
+    Cluster its webhook defaults. A management cluster upstream wrote must plan no change when the user's
+    file says ``5m``."""
+    cluster = read_yaml(CLUSTER_FILE)
+    topology = cluster["spec"]["topology"]
+    topology["controlPlane"]["nodeDrainTimeout"] = "90s"
+    topology["workers"]["machinePools"][0]["nodeDeletionTimeout"] = "5m"
+    topology["workers"]["machineDeployments"][0]["nodeVolumeDetachTimeout"] = "1h"
+    user_file = write_yaml(tmp_path / "cluster.yaml", cluster)
+    first = plan_json("-f", QUICK_START, "-f", user_file, "--seed", SEED)
+    stored = first["modified"][0]["after"]["spec"]["topology"]  # the Cluster as admission stored it
+    assert stored["controlPlane"]["nodeDrainTimeout"] == "1m30s"
+    assert stored["workers"]["machinePools"][0]["nodeDeletionTimeout"] == "5m0s"
+    assert stored["workers"]["machineDeployments"][0]["nodeVolumeDetachTimeout"] == "1h0m0s"
+    kcp = one(first["created"], "KubeadmControlPlane")
+    assert kcp["spec"]["machineTemplate"]["nodeDrainTimeout"] == "1m30s"
+    assert pool(first["created"], "MachinePool", "mp-0")["spec"]["template"]["spec"]["nodeDeletionTimeout"] == "5m0s"
+    md = deployment(first["created"], "MachineDeployment", "md-0")
+    assert md["spec"]["template"]["spec"]["nodeVolumeDetachTimeout"] == "1h0m0s"
+
+    current = write_state(tmp_path / "current", current_state(first))
+    again = plan_json("-f", QUICK_START, "-f", current, "-f", user_file, "--seed", SEED)
+    assert again == EMPTY

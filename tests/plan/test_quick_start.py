@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,6 +70,7 @@ CLONED_GROUPKIND = "cluster.x-k8s.io/cloned-from-groupkind"
 DEFER = "topology.cluster.x-k8s.io/defer-upgrade"
 
 BASE_LABELS = {CLUSTER_NAME: "my-cluster", OWNED: ""}
+SHIM_OWNER = {"apiVersion": "v1", "kind": "Secret", "name": "my-cluster-shim", "uid": ""}
 
 #: what the customImage patch sets for version v1.28.0 (``kindest/node:{{ ... | replace "+" "_" }}``)
 CUSTOM_IMAGE = "kindest/node:v1.28.0"
@@ -119,12 +121,14 @@ def test_shared_inputs_are_present() -> None:
 
 
 def test_created_objects_in_reconcile_order(plan: Obj) -> None:
-    """InfrastructureCluster, control plane (machine template first), then MDs, then MPs (spec §3.1).
+    """The Cluster shim, InfrastructureCluster, control plane (machine template first), then MDs, then MPs
+    (spec §3.1).
 
     Inside a worker: infrastructure, bootstrap, then the worker itself (spec §3.3 step 4-6).
     The quick-start control plane class has no MachineHealthCheck, so none is created.
     """
     assert [o["kind"] for o in plan["created"]] == [
+        "Secret",
         "DockerCluster",
         "DockerMachineTemplate",
         "KubeadmControlPlane",
@@ -138,7 +142,7 @@ def test_created_objects_in_reconcile_order(plan: Obj) -> None:
         "KubeadmConfig",
         "MachinePool",
     ]
-    workers = plan["created"][3:]
+    workers = plan["created"][4:]
     assert [o["metadata"]["labels"].get(DEPLOYMENT_NAME) for o in workers[:3]] == ["md-0"] * 3
     assert [o["metadata"]["labels"].get(POOL_NAME) for o in workers[3:]] == ["mp-0"] * 3 + ["mp-1"] * 3
     assert [(m["after"]["kind"], m["after"]["metadata"]["name"]) for m in plan["modified"]] == [
@@ -149,6 +153,7 @@ def test_created_objects_in_reconcile_order(plan: Obj) -> None:
 
 def test_names_namespaces_and_api_versions(created: list[Obj]) -> None:
     patterns = [
+        "my-cluster-shim",
         rf"my-cluster-{RANDOM}",
         rf"my-cluster-{RANDOM}",
         rf"my-cluster-{RANDOM}",
@@ -163,6 +168,7 @@ def test_names_namespaces_and_api_versions(created: list[Obj]) -> None:
     # The control plane name is rendered from its naming strategy; all random suffixes differ.
     assert len(set(names)) == len(names)
     assert {o["kind"]: o["apiVersion"] for o in created} == {
+        "Secret": "v1",
         "DockerCluster": "infrastructure.cluster.x-k8s.io/v1beta1",
         "DockerMachineTemplate": "infrastructure.cluster.x-k8s.io/v1beta1",
         "KubeadmControlPlane": "controlplane.cluster.x-k8s.io/v1beta1",
@@ -176,8 +182,23 @@ def test_names_namespaces_and_api_versions(created: list[Obj]) -> None:
 
 def test_no_server_set_fields_and_no_status(created: list[Obj]) -> None:
     for obj in created:
-        assert set(obj) <= {"apiVersion", "kind", "metadata", "spec"}, obj["kind"]
+        assert set(obj) <= {"apiVersion", "kind", "metadata", "spec", "type"}, obj["kind"]
         assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations", "ownerReferences"}, obj["kind"]
+
+
+def test_the_cluster_shim_comes_first_and_owns_the_new_top_level_objects(created: list[Obj]) -> None:
+    """Upstream's plan shows the shim (spec §3.2): a Secret the Cluster owns, made an extra owner of the new
+    InfrastructureCluster and ControlPlane so that they are collected if the Cluster update never lands.
+    Its uid is not known before it is created, so the references to it carry an empty uid, as upstream's."""
+    shim = created[0]
+    assert shim == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "my-cluster-shim", "namespace": "default", "ownerReferences": CLUSTER_OWNER},
+        "type": "cluster.x-k8s.io/secret",
+    }
+    for kind in ("DockerCluster", "KubeadmControlPlane"):
+        assert one(created, kind)["metadata"]["ownerReferences"] == [SHIM_OWNER]
 
 
 def test_infrastructure_cluster(created: list[Obj], templates: dict[tuple[str, str], Obj]) -> None:
@@ -186,7 +207,7 @@ def test_infrastructure_cluster(created: list[Obj], templates: dict[tuple[str, s
     assert docker_cluster["metadata"]["annotations"] == cloned_from(
         "quick-start-cluster", "DockerClusterTemplate.infrastructure.cluster.x-k8s.io"
     )
-    assert "ownerReferences" not in docker_cluster["metadata"]
+    assert docker_cluster["metadata"]["ownerReferences"] == [SHIM_OWNER]
     assert (
         docker_cluster["spec"]
         == templates[("DockerClusterTemplate", "quick-start-cluster")]["spec"]["template"]["spec"]
@@ -194,7 +215,7 @@ def test_infrastructure_cluster(created: list[Obj], templates: dict[tuple[str, s
 
 
 def test_control_plane_and_its_machine_template(created: list[Obj], templates: dict[tuple[str, str], Obj]) -> None:
-    machine_template, kcp = created[1], created[2]
+    machine_template, kcp = created[2], created[3]
     assert machine_template["kind"] == "DockerMachineTemplate"
     assert machine_template["metadata"]["labels"] == BASE_LABELS
     assert machine_template["metadata"]["annotations"] == cloned_from(
@@ -212,7 +233,7 @@ def test_control_plane_and_its_machine_template(created: list[Obj], templates: d
     assert kcp["metadata"]["annotations"] == cloned_from(
         "quick-start-control-plane", "KubeadmControlPlaneTemplate.controlplane.cluster.x-k8s.io"
     )
-    assert "ownerReferences" not in kcp["metadata"]
+    assert kcp["metadata"]["ownerReferences"] == [SHIM_OWNER]
     template_spec = templates[("KubeadmControlPlaneTemplate", "quick-start-control-plane")]["spec"]["template"]["spec"]
     # etcdImageTag and coreDNSImageTag render "imageTag: " with the empty default: YAML null.
     # imageRepository (enabledIf ne "") and podSecurityStandard (unset: "<no value>") are not applied.
@@ -400,7 +421,8 @@ def test_text_output_lists_every_change(created: list[Obj]) -> None:
     assert lines[0] == "Cluster default/my-cluster (ClusterClass quick-start, version v1.28.0)"
     listed = [line.strip() for line in lines if line.startswith("  + created") or line.startswith("  ~ modified")]
     expected = [f"+ created  {o['kind']} default/{o['metadata']['name']}" for o in created]
-    expected.insert(3, "~ modified Cluster default/my-cluster")
+    expected[0] += "  (owns the new objects until the Cluster does)"
+    expected.insert(4, "~ modified Cluster default/my-cluster")
     assert listed == expected
     assert "No changes detected" not in result.stdout
     assert "note:" not in result.stdout  # nothing to say about upgrades for a new Cluster
@@ -417,7 +439,8 @@ def test_same_seed_gives_identical_output(output: str) -> None:
 def test_another_seed_gives_other_names(created: list[Obj]) -> None:
     other = plan_json("-f", QUICK_START, "-f", CLUSTER_FILE, "--seed", "4321")["created"]
     assert [o["kind"] for o in other] == [o["kind"] for o in created]
-    assert {o["metadata"]["name"] for o in other}.isdisjoint(o["metadata"]["name"] for o in created)
+    generated = {o["metadata"]["name"] for o in created if o["kind"] != "Secret"}  # the shim's name is fixed
+    assert {o["metadata"]["name"] for o in other if o["kind"] != "Secret"}.isdisjoint(generated)
 
 
 def test_yaml_output_is_the_same_structure_as_json(plan: Obj) -> None:
@@ -439,3 +462,16 @@ def test_real_process_gives_the_same_plan(plan: Obj, script: bool) -> None:
     assert outcome.stderr == ""
     assert json.loads(outcome.stdout) == plan
     assert outcome.stdout == invoke(*ARGS, "-o", "json").stdout
+
+
+def test_a_large_string_on_the_cluster_comes_through_every_format_intact(tmp_path: Path) -> None:
+    cluster = read_yaml(CLUSTER_FILE)
+    blob = "ünïcode:" + "x" * 2_000_000 + " end"
+    cluster["metadata"]["annotations"] = {"example.com/blob": blob}
+    cluster_file = tmp_path / "cluster.yaml"
+    cluster_file.write_text(yaml.safe_dump(cluster), encoding="utf-8")
+    args = ("-f", QUICK_START, "-f", cluster_file, "--seed", SEED)
+    as_json = plan_json(*args)
+    assert as_json["modified"][0]["after"]["metadata"]["annotations"]["example.com/blob"] == blob
+    as_yaml = invoke(*args, "-o", "yaml")
+    assert yaml.safe_load(as_yaml.stdout) == as_json

@@ -98,6 +98,7 @@ def set_worker_version(current: list[Obj], kind: str, version: str) -> None:
 def test_first_reconcile_creates_everything_in_reconcile_order() -> None:
     kinds = [(c.action, c.object["kind"]) for c in changes_for(_with_health_checks(), _cluster(), [])]
     assert kinds == [
+        ("create", "Secret"),  # the Cluster shim
         ("create", "DockerCluster"),
         ("create", "MachineHealthCheck"),
         ("create", "DockerMachineTemplate"),

@@ -192,7 +192,7 @@ def test_control_plane_without_machine_infrastructure_has_no_machine_template_re
     [
         ({"maxUnhealthy": "40%"}, None, {"maxUnhealthy": "40%", "nodeStartupTimeout": "10m0s"}),
         ({"maxUnhealthy": "40%"}, {"enable": False}, None),
-        (None, {"nodeStartupTimeout": "3m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "3m"}),
+        (None, {"nodeStartupTimeout": "3m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "3m0s"}),  # Go form
         (None, None, None),
     ],
 )
@@ -241,3 +241,12 @@ def test_cluster_ref_keeps_the_current_api_version_while_group_and_kind_are_unch
     state = desired_state(world, [current], infrastructure_ref=current)
     assert state.cluster["spec"]["infrastructureRef"]["apiVersion"] == expected_api_version
     assert state.cluster["spec"]["infrastructureRef"]["kind"] == "DockerCluster"
+
+
+@pytest.mark.parametrize(("written", "go_form"), [("5m", "5m0s"), ("90s", "1m30s"), ("2h", "2h0m0s")])
+def test_control_plane_timeouts_are_written_as_go_formats_durations(written: str, go_form: str) -> None:
+    """Upstream sets the control plane's timeouts from typed Durations (contract ``Duration.Set``)."""
+    world = World(control_plane_fields={"nodeDrainTimeout": written})
+    cp = desired_state(world, control_plane={"nodeVolumeDetachTimeout": written}).control_plane
+    assert lookup(cp, "spec", "machineTemplate", "nodeDrainTimeout") == go_form
+    assert lookup(cp, "spec", "machineTemplate", "nodeVolumeDetachTimeout") == go_form

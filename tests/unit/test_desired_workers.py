@@ -383,7 +383,7 @@ MHC_DEFAULTS = {"maxUnhealthy": "100%", "nodeStartupTimeout": "10m0s"}
         ({"maxUnhealthy": "40%"}, {"enable": True}, {"maxUnhealthy": "40%", "nodeStartupTimeout": "10m0s"}),
         ({"maxUnhealthy": "40%"}, {"enable": False}, None),
         ({"maxUnhealthy": "40%"}, {"unhealthyRange": "[1-3]"}, {**MHC_DEFAULTS, "unhealthyRange": "[1-3]"}),
-        (None, {"nodeStartupTimeout": "5m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "5m"}),
+        (None, {"nodeStartupTimeout": "5m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "5m0s"}),  # Go form
         (None, {"enable": True}, None),
         (None, {"enable": False, "maxUnhealthy": "40%"}, None),
         ({}, None, MHC_DEFAULTS),
@@ -497,3 +497,28 @@ def test_no_topology_entries_means_no_desired_workers(kind: WorkerKind) -> None:
     computation = compute(b.cluster(), [*world.objects(), *existing])
     assert computation.desired.workers(kind) == {}
     assert list(computation.current.workers(kind)) == [TOPOLOGY_NAME]
+
+
+@pytest.mark.parametrize(
+    ("written", "go_form"),
+    [("5m", "5m0s"), ("90s", "1m30s"), ("1h", "1h0m0s"), ("1.5h", "1h30m0s"), ("100ms", "100ms"), ("0", "0s")],
+)
+@KINDS
+def test_worker_timeouts_are_written_as_go_formats_durations(kind: WorkerKind, written: str, go_form: str) -> None:
+    """Upstream builds the worker from typed values, so every Duration comes out in Go's form."""
+    world = world_with_class(kind, nodeDrainTimeout=written)
+    worker = desired(kind, world, nodeDeletionTimeout=written)
+    assert lookup(worker.object, (*MACHINE_SPEC, "nodeDrainTimeout")) == go_form
+    assert lookup(worker.object, (*MACHINE_SPEC, "nodeDeletionTimeout")) == go_form
+
+
+def test_machine_deployment_health_check_durations_are_written_as_go_formats_them() -> None:
+    check = {
+        "nodeStartupTimeout": "15m",
+        "unhealthyConditions": [{"type": "Ready", "status": "False", "timeout": "300s"}],
+    }
+    world = world_with_class(MACHINE_DEPLOYMENT, machineHealthCheck=check)
+    health_check = desired(MACHINE_DEPLOYMENT, world).machine_health_check
+    assert health_check is not None
+    assert health_check["spec"]["nodeStartupTimeout"] == "15m0s"
+    assert health_check["spec"]["unhealthyConditions"] == [{"type": "Ready", "status": "False", "timeout": "5m0s"}]

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Protocol, runtime_checkable
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, dig
 from clusterclass.apiserver.apply.fieldpaths import (
     LEAF,
@@ -65,7 +66,6 @@ from clusterclass.apiserver.apply.fieldpaths import (
 from clusterclass.apiserver.apply.fieldtypes import ITEM, FieldTypes, ListType, Path
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict
 from clusterclass.kube.gotext import go_json, go_quote
-from clusterclass.kube.jsoncopy import json_copy
 from clusterclass.schema.jsonvalues import json_equal
 
 #: the manager that owns what an object held before its first apply, when nothing tracked it

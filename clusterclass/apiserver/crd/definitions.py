@@ -59,7 +59,7 @@ from clusterclass.schema.cel import CelError, Program, default_backend
 from clusterclass.schema.celast import selected_fields
 from clusterclass.schema.celrules import REASONS, parse_field_path, undefined_fields
 from clusterclass.schema.model import SCHEMA_TYPES
-from clusterclass.yamlload import SAFE_LOADER
+from clusterclass.yamlio import SAFE_LOADER
 
 API_VERSION = "apiextensions.k8s.io/v1"
 KIND = "CustomResourceDefinition"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.apiserver.apply.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path
 from clusterclass.apiserver.crd.nodes import Node
 from clusterclass.apiserver.objectmeta import OBJECT_META_FIELDS
-from clusterclass.kube.jsoncopy import json_copy
 
 
 class _InMetadata(NamedTuple):

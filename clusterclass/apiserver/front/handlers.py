@@ -30,6 +30,8 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from clusterclass import fielderrors
+from clusterclass.api.jsoncopy import json_copy
+from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.builtin_kinds import decode_error
 from clusterclass.apiserver.causes import NamedKind, invalid_error, to_causes
@@ -58,11 +60,9 @@ from clusterclass.apiserver.front.responses import (
 from clusterclass.apiserver.front.scale import as_scale, scale_paths, scaled
 from clusterclass.apiserver.front.watchstream import serve_watch
 from clusterclass.apiserver.json_patch import apply_json_patch
-from clusterclass.apiserver.merge_patch import merge_patch
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, NotFound
 from clusterclass.kube.gotext import json_kind
-from clusterclass.kube.jsoncopy import json_copy
 
 
 class StoreWrite(Protocol):

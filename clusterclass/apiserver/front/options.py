@@ -22,14 +22,14 @@ from typing import Any, Literal, cast
 import yaml
 from multidict import MultiMapping
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.apiserver.crd.definitions import FieldValidation
 from clusterclass.apiserver.front import protobuf
 from clusterclass.apiserver.front.responses import unknown_media_type
 from clusterclass.apiserver.store import PROPAGATION_POLICIES
 from clusterclass.kube.client import Preconditions, PropagationPolicy
 from clusterclass.kube.errors import ApiError, BadRequest, Invalid, make_status
-from clusterclass.kube.jsoncopy import json_copy
-from clusterclass.yamlload import GO_YAML_LOADER
+from clusterclass.yamlio import GO_YAML_LOADER
 
 FIELD_MANAGER_MAX_LENGTH = 128
 

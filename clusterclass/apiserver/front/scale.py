@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, dig, is_int, set_path
 from clusterclass.apiserver.crd.nodes import Scale
 from clusterclass.apiserver.front.responses import not_found
 from clusterclass.apiserver.store import KindInfo
 from clusterclass.kube.errors import BadRequest
-from clusterclass.kube.jsoncopy import json_copy
 
 SCALE_API_VERSION = "autoscaling/v1"
 

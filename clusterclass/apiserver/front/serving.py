@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from aiohttp import web
 
 from clusterclass.apiserver.front.app import make_app
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.kube.certs import CertificateAuthority, KeyPair
 from clusterclass.kube.http.tls import load_key_pair, ssl_context
+from clusterclass.yamlio import dump_yaml
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_USER = "clusterclass-admin"
@@ -116,7 +116,7 @@ def write_kubeconfig(path: str | os.PathLike[str], document: dict[str, Any]) -> 
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp")
     with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-        yaml.safe_dump(document, handle, sort_keys=False)
+        dump_yaml(document, handle)
     os.replace(temporary, target)
     return target
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.kube.errors import BadRequest
-from clusterclass.kube.jsoncopy import json_copy
 
 Path = tuple[str, ...]
 

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from clusterclass.errors import ClusterClassError
-from clusterclass.yamlload import SAFE_LOADER
+from clusterclass.yamlio import SAFE_LOADER
 
 #: where a Pod's service account credentials are mounted
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")

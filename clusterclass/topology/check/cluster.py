@@ -2,7 +2,8 @@
 
 :func:`default_cluster` is the mutating webhook: it returns a defaulted copy with the Cluster's
 namespace on its infrastructure and control plane refs (and on topology MachineHealthCheck
-remediation templates, as upstream does since v1.7), a ``v`` in front of
+remediation templates, as upstream does since v1.7), every Duration in Go's form (``5m`` → ``5m0s``,
+as upstream's typed webhook writes it back), a ``v`` in front of
 ``spec.topology.version``, and — when the ClusterClass exists and is reconciled — the variables and
 every MachineDeployment/MachinePool ``variables.overrides`` defaulted against its definitions.
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
+from clusterclass.api.durations import DURATION_PATHS, normalize_durations
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.api.views import Worker
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WORKER_KINDS, WorkerKind
@@ -173,6 +175,7 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
     topology = spec.get("topology")
     if not isinstance(topology, dict):
         return result
+    normalize_durations(result, DURATION_PATHS[c.KIND_CLUSTER])  # as upstream's typed round trip writes them
 
     version = topology.get("version")
     if isinstance(version, str) and not version.startswith("v"):

@@ -34,6 +34,7 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
+from clusterclass.api.durations import DURATION_PATHS, MACHINE_TIMEOUT_FIELDS, normalize_durations
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WORKER_KINDS, WorkerKind
 from clusterclass.fielderrors import FieldError, quote
@@ -54,7 +55,6 @@ from clusterclass.topology.reader import Reader
 from clusterclass.topology.variables.definition_rules import validate_variable_definitions
 
 TEMPLATE_SUFFIX = "Template"
-DURATION_FIELDS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
 
 #: Sample inputs the naming strategies are rendered with (upstream's).
 SAMPLE_CLUSTER_NAME = "cluster"
@@ -102,12 +102,14 @@ def default_cluster_class(cc: Obj) -> Obj:
 
     The references: ``spec.infrastructure.ref``, ``spec.controlPlane.ref``,
     ``spec.controlPlane.machineInfrastructure.ref`` and each MachineDeployment and MachinePool
-    class's ``template.bootstrap.ref`` and ``template.infrastructure.ref``. Idempotent; anything
-    malformed is left as it is for validation to report.
+    class's ``template.bootstrap.ref`` and ``template.infrastructure.ref``. Durations are written in
+    Go's form (``5m0s``), as upstream's typed webhook answers. Idempotent; anything malformed is left
+    as it is for validation to report.
     """
     defaulted = copy.deepcopy(cc)
     if not isinstance(defaulted, dict):
         return defaulted
+    normalize_durations(defaulted, DURATION_PATHS[c.KIND_CLUSTER_CLASS])
     namespace = dig(defaulted, "metadata", "namespace")
     if not isinstance(namespace, str) or not namespace:
         return defaulted
@@ -313,7 +315,7 @@ def _check_object(holder: Mapping[str, Any], key: str, path: str, errors: list[F
 
 
 def _check_timeouts(holder: Mapping[str, Any], path: str, errors: list[FieldError]) -> None:
-    for key in DURATION_FIELDS:
+    for key in MACHINE_TIMEOUT_FIELDS:
         parse_duration(holder.get(key), fe.child(path, key), errors)
 
 

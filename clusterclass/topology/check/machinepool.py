@@ -29,6 +29,7 @@ from typing import Any
 
 from clusterclass import fielderrors as fe
 from clusterclass.api import constants as c
+from clusterclass.api.durations import DURATION_PATHS, normalize_durations
 from clusterclass.api.objects import Obj, is_int
 from clusterclass.fielderrors import FieldError
 from clusterclass.topology.check.gates import Gates
@@ -127,6 +128,7 @@ def default_machine_pool(mp: Obj, old: Obj | None = None) -> Obj:
     result: Obj = copy.deepcopy(mp)
     if not isinstance(result, dict):
         return result
+    normalize_durations(result, DURATION_PATHS[c.KIND_MACHINE_POOL])  # Go's form, as the typed webhook writes
     if result.get("metadata") is None:
         result["metadata"] = {}
     metadata = _mapping(result.get("metadata"))

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from clusterclass.topology.gotemplate import RenderError, render_with_sprig
-from clusterclass.yamlload import GO_YAML_LOADER
+from clusterclass.yamlio import GO_YAML_LOADER
 
 
 class PatchValueError(Exception):

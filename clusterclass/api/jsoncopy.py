@@ -1,4 +1,4 @@
-"""The one deep copy of JSON values (plain dicts, lists, scalars) that kube code uses.
+"""The one deep copy of JSON values (plain dicts, lists, scalars) that the API layers use.
 
 Objects are plain dicts end to end and are copied on every read and write of the memory store, every
 merge patch and every server-side apply, so the copy is on the hot path: a type-dispatched walk is

@@ -1,5 +1,8 @@
 """JSON merge patch (RFC 7386), as ``kubectl patch --type merge`` sends and kube-apiserver applies it.
 
+The embedded API server applies merge patches with it, and ``plan`` merges a Cluster given again over
+the one given before with it, as upstream's plan does (``clusterctl alpha topology plan``).
+
 A map in the patch merges into the target key by key; ``null`` removes a key; anything else,
 lists included, replaces the target value whole. A dozen lines, so our own (see STACK.md).
 """
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterclass.kube.jsoncopy import json_copy
+from clusterclass.api.jsoncopy import json_copy
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

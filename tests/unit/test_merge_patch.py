@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from clusterclass.apiserver.merge_patch import merge_patch
+from clusterclass.api.merge_patch import merge_patch
 
 
 @pytest.mark.parametrize(
