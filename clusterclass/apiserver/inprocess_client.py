@@ -25,6 +25,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.apiserver.watch_cache import MemoryWatch
 from clusterclass.kube.client import (
+    FieldSelectorLike,
     LabelSelector,
     ObjectList,
     PatchType,
@@ -59,8 +60,11 @@ class MemoryClient:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
     ) -> ObjectList:
-        return self.store.list(api_version, kind, namespace=namespace, label_selector=label_selector)
+        return self.store.list(
+            api_version, kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector
+        )
 
     def watch(
         self,
@@ -69,6 +73,7 @@ class MemoryClient:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
         resource_version: str | None = None,
         bookmarks: bool = True,
         timeout_seconds: int | None = None,
@@ -83,6 +88,7 @@ class MemoryClient:
             kind,
             namespace=namespace,
             label_selector=label_selector,
+            field_selector=field_selector,
             resource_version=resource_version,
             bookmarks=bookmarks,
             timeout_seconds=timeout_seconds,

@@ -67,6 +67,7 @@ from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj, split_api_version
 from clusterclass.apiserver import builtin_kinds as builtins
+from clusterclass.apiserver import fieldselectors
 from clusterclass.apiserver.apply.fieldmanager import apply as ssa_apply
 from clusterclass.apiserver.apply.fieldmanager import record_update
 from clusterclass.apiserver.apply.fieldtypes import FieldTypes, ObjectMetaTypes
@@ -119,6 +120,7 @@ from clusterclass.kube.errors import (
     NotFound,
     make_status,
 )
+from clusterclass.kube.fieldselectors import FieldSelector
 from clusterclass.kube.gotext import go_quote, rfc3339
 
 DEFAULT_NAMESPACE = "default"
@@ -448,17 +450,21 @@ class MemoryStore:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
     ) -> ObjectList:
         """The matching objects, ordered by namespace and name, and the store's resourceVersion."""
         with self._lock:
             info = self.kind_info(api_version, kind)
             selector = parse_label_selector(label_selector)
+            fields = fieldselectors.parse(field_selector, info)
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
                 _served(obj, api_version, info.schema)
                 for (obj_namespace, _), obj in sorted(bucket.items())
-                if (not wanted or obj_namespace == wanted) and selector.matches(obj["metadata"].get("labels"))
+                if (not wanted or obj_namespace == wanted)
+                and selector.matches(obj["metadata"].get("labels"))
+                and fields.matches(obj)
             ]
             return ObjectList(items, self.resource_version)
 
@@ -469,6 +475,7 @@ class MemoryStore:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
         resource_version: str | None = None,
         bookmarks: bool = True,
         timeout_seconds: float | None = None,
@@ -482,6 +489,7 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             selector = parse_label_selector(label_selector)
+            fields = fieldselectors.parse(field_selector, info)
             start = self._watch_start(resource_version)
             kind_key = (info.group, info.kind)
             wanted = namespace if info.namespaced and namespace else None
@@ -492,6 +500,7 @@ class MemoryStore:
                 kind=kind,
                 namespace=wanted,
                 selector=selector,
+                fields=fields,
                 resource_version=start,
                 current_objects=lambda: ((key[0], bucket[key]) for key in sorted(bucket)),
                 bookmarks=bookmarks,

@@ -47,6 +47,8 @@ from typing import Literal
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import WatchEvent, WatchEventType
 from clusterclass.kube.errors import Gone
+from clusterclass.kube.fieldselectors import EVERYTHING as EVERY_FIELD
+from clusterclass.kube.fieldselectors import FieldSelector
 from clusterclass.kube.selectors import Selector
 
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
@@ -124,6 +126,7 @@ class MemoryWatch:
         kind: str,
         namespace: str | None,
         selector: Selector,
+        fields: FieldSelector = EVERY_FIELD,
         bookmarks: bool,
         timeout_seconds: float | None,
         serve: Callable[[Obj, str, int], Obj],
@@ -134,7 +137,8 @@ class MemoryWatch:
         self.kind = kind
         self.namespace = namespace
         self.selector = selector
-        self._everything = selector.empty()
+        self.fields = fields
+        self._everything = selector.empty() and fields.empty
         self.bookmarks = bookmarks
         self._serve = serve
         self._deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
@@ -155,7 +159,7 @@ class MemoryWatch:
     def _matches(self, namespace: str, obj: Obj | None) -> bool:
         if obj is None or (self.namespace and namespace != self.namespace):
             return False
-        return self._everything or self.selector.matches(obj["metadata"].get("labels"))
+        return self._everything or (self.selector.matches(obj["metadata"].get("labels")) and self.fields.matches(obj))
 
     def _entry(self, change: Change) -> _Entry | None:
         """What this watch sees of ``change``, with selector transitions as ADDED and DELETED."""
@@ -370,6 +374,7 @@ class WatchHub:
         kind: str,
         namespace: str | None,
         selector: Selector,
+        fields: FieldSelector = EVERY_FIELD,
         resource_version: int | None,
         current_objects: Callable[[], Iterable[tuple[str, Obj]]],
         bookmarks: bool,
@@ -388,6 +393,7 @@ class WatchHub:
             kind=kind,
             namespace=namespace,
             selector=selector,
+            fields=fields,
             bookmarks=bookmarks,
             timeout_seconds=timeout_seconds,
             serve=serve,

@@ -20,7 +20,9 @@ so the pipeline cannot tell them apart:
 What a cache cannot answer is an error, never an empty answer the pipeline would take for "does
 not exist" (and then create a duplicate or delete a child): a kind no informer watches, a
 namespace outside the informer's, or an informer that has not finished its first list. An
-informer restricted by a label selector only holds matching objects; reads see no others.
+informer restricted by a label or field selector only holds matching objects; reads see no others
+(the topology controller's Secret informer holds only Secrets of type ``cluster.x-k8s.io/secret``,
+which are all it reads).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypedDict
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.errors import BadRequest
+from clusterclass.kube.fieldselectors import FieldSelector
 from clusterclass.kube.selectors import Selector, SelectorError, as_selector
 
 #: a label selector in any form a Client accepts: the string form, a parsed Selector, or a
@@ -83,6 +84,10 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+#: a field selector as a caller gives it: the string form or a parsed :class:`FieldSelector`
+FieldSelectorLike = str | FieldSelector
+
+
 def parse_label_selector(label_selector: LabelSelector | None) -> Selector:
     """A request's label selector, parsed; BadRequest when it does not parse, as kube-apiserver answers."""
     try:
@@ -143,8 +148,9 @@ class Client(Protocol):
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
     ) -> ObjectList:
-        """The matching objects and the list's resourceVersion."""
+        """The matching objects and the list's resourceVersion (field selectors: :mod:`.fieldselectors`)."""
         ...
 
     def watch(
@@ -154,6 +160,7 @@ class Client(Protocol):
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
         resource_version: str | None = None,
         bookmarks: bool = True,
         timeout_seconds: int | None = None,
@@ -163,7 +170,7 @@ class Client(Protocol):
         Without ``resource_version`` the stream starts with an ``ADDED`` event for every matching
         object. A resourceVersion older than the server keeps history for raises
         :class:`~clusterclass.kube.errors.Gone` (at once or from the iterator): list again.
-        An object that stops matching the selector arrives as ``DELETED``, one that starts matching
+        An object that stops matching the selectors arrives as ``DELETED``, one that starts matching
         as ``ADDED``. ``timeout_seconds`` asks the server to end the stream after that long.
         """
         ...

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from clusterclass.api.objects import Obj, dig
-from clusterclass.kube.client import Client, LabelSelector, Resource, WatchEvent
+from clusterclass.kube.client import Client, FieldSelectorLike, LabelSelector, Resource, WatchEvent
 from clusterclass.kube.errors import Gone
 from clusterclass.kube.indexes import (
     NAMESPACE_INDEX,
@@ -112,7 +112,7 @@ class _WatchBroken(Exception):
 
 
 class Informer:
-    """Lists and watches one kind, optionally one namespace and a label selector (module doc).
+    """Lists and watches one kind, optionally one namespace, a label selector and a field selector (module doc).
 
     ``start`` runs it as a task on the current loop and ``stop`` ends it; ``async with`` does both.
     ``watch_timeout`` fixes the seconds each watch asks the server to last (default random between
@@ -131,6 +131,7 @@ class Informer:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
         clock: Clock | None = None,
         watch_timeout: int | None = None,
         backoff_initial: float = DEFAULT_BACKOFF_INITIAL,
@@ -150,6 +151,7 @@ class Informer:
         self.kind = kind
         self.namespace = namespace
         self.label_selector = label_selector
+        self.field_selector = field_selector
         self.clock: Clock = clock or RealClock()
         self.watch_timeout = watch_timeout
         self.backoff_initial = backoff_initial
@@ -173,7 +175,8 @@ class Informer:
 
     def __repr__(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
-        selector = f" selected by {self.label_selector}" if self.label_selector else ""
+        chosen = [str(s) for s in (self.label_selector, self.field_selector) if s]
+        selector = f" selected by {','.join(chosen)}" if chosen else ""
         return f"<Informer {self.kind}.{self.api_version}{where}{selector}>"
 
     # -- handlers and indexes --
@@ -330,7 +333,11 @@ class Informer:
         if self.resource is None:
             self.resource = await self.client.resource(self.api_version, self.kind)
         listed = await self.client.list(
-            self.api_version, self.kind, namespace=self.namespace, label_selector=self.label_selector
+            self.api_version,
+            self.kind,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
         )
         self.lists += 1
         self._replace(listed.items)
@@ -346,6 +353,7 @@ class Informer:
             self.kind,
             namespace=self.namespace,
             label_selector=self.label_selector,
+            field_selector=self.field_selector,
             resource_version=resource_version,
             bookmarks=True,
             timeout_seconds=timeout,

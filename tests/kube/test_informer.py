@@ -220,6 +220,39 @@ async def test_namespace_and_label_selector_restrict_the_cache_and_moves_are_add
         assert [o["metadata"]["name"] for o in inf.list()] == ["not-selected"]
 
 
+async def test_a_field_selector_restricts_the_cache_to_the_selected_secrets() -> None:
+    """As the topology controller caches only Secrets of type ``cluster.x-k8s.io/secret``."""
+    client = MemoryClient(MemoryStore())
+    for name, secret_type in (("c1-shim", "cluster.x-k8s.io/secret"), ("token", "Opaque")):
+        await client.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "namespace": "default"},
+                "type": secret_type,
+            }
+        )
+    recorder = Recorder()
+    inf = informer(client, "v1", "Secret", field_selector="type=cluster.x-k8s.io/secret")
+    inf.add_event_handler(recorder.handler())
+    async with inf:
+        await inf.wait_for_sync()
+        assert [o["metadata"]["name"] for o in inf.list()] == ["c1-shim"]
+        await client.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "c1-kubeconfig", "namespace": "default"},
+                "type": "cluster.x-k8s.io/secret",
+            }
+        )
+        await client.create(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "other", "namespace": "default"}}
+        )
+        assert await recorder.wait_for(2) == [("add", "c1-shim"), ("add", "c1-kubeconfig")]
+    assert "selected by type=cluster.x-k8s.io/secret" in repr(inf)
+
+
 async def test_indexes_follow_the_cache_through_watch_events() -> None:
     client = MemoryClient(MemoryStore())
     await client.create(cluster("c1", "quick-start"))

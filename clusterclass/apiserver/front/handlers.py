@@ -36,7 +36,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.apiserver.builtin_kinds import decode_error
 from clusterclass.apiserver.causes import NamedKind, invalid_error, to_causes
 from clusterclass.apiserver.crd.definitions import FieldValidation
-from clusterclass.apiserver.front import fieldselector, tables
+from clusterclass.apiserver.front import tables
 from clusterclass.apiserver.front.catalog import describe
 from clusterclass.apiserver.front.negotiation import Choice, negotiate
 from clusterclass.apiserver.front.options import (
@@ -155,14 +155,14 @@ class ResourceHandlers:
         )
 
     def list_items(self, request: web.Request, target: Target) -> tuple[list[Obj], str]:
-        fields = fieldselector.parse(request.query.get("fieldSelector"), target.info)
         items, resource_version = self.store.list(
             target.api_version,
             target.kind,
             namespace=target.namespace,
             label_selector=request.query.get("labelSelector") or None,
+            field_selector=request.query.get("fieldSelector"),
         )
-        return [item for item in items if fields.matches(item)], resource_version
+        return items, resource_version
 
     def render_list(
         self, request: web.Request, target: Target, choice: Choice, items: list[Obj], resource_version: str

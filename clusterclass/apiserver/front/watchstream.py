@@ -31,7 +31,8 @@ from typing import Any
 
 from aiohttp import web
 
-from clusterclass.apiserver.front import fieldselector, tables
+from clusterclass.apiserver import fieldselectors
+from clusterclass.apiserver.front import tables
 from clusterclass.apiserver.front.catalog import describe
 from clusterclass.apiserver.front.negotiation import negotiate
 from clusterclass.apiserver.front.options import flag, positive_int
@@ -41,6 +42,7 @@ from clusterclass.apiserver.store import MemoryStore
 from clusterclass.apiserver.watch_cache import INITIAL_EVENTS_END, MemoryWatch
 from clusterclass.kube.client import ObjectList, WatchEvent
 from clusterclass.kube.errors import ApiError, BadRequest
+from clusterclass.kube.fieldselectors import FieldRequirement
 
 #: seconds a watch lasts when the client does not say (kube-apiserver picks 30 to 60 minutes)
 DEFAULT_TIMEOUT_SECONDS = 1800
@@ -52,11 +54,9 @@ OPEN_WATCHES: web.AppKey[set[MemoryWatch]] = web.AppKey("open_watches")
 async def serve_watch(store: MemoryStore, request: web.Request, target: Target) -> web.StreamResponse:
     query = request.query
     choice = negotiate(request.headers.get("Accept"), table=True)
-    fields = fieldselector.parse(query.get("fieldSelector"), target.info)
+    fields = fieldselectors.parse(query.get("fieldSelector"), target.info)
     if target.name is not None:
-        fields = fieldselector.FieldSelector(
-            (*fields.requirements, fieldselector.FieldRequirement("metadata.name", target.name, True))
-        )
+        fields = fields.and_(FieldRequirement("metadata.name", target.name, True))
     bookmarks = flag(query, "allowWatchBookmarks")
     timeout = positive_int(query, "timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS
     initial = _send_initial_events(query, bookmarks)
@@ -73,7 +73,11 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
             # the store's watch starts with the current objects only without a resourceVersion:
             # list, then watch from the list, so nothing is missed or doubled
             listed = store.list(
-                target.api_version, target.kind, namespace=target.namespace, label_selector=label_selector
+                target.api_version,
+                target.kind,
+                namespace=target.namespace,
+                label_selector=label_selector,
+                field_selector=fields,
             )
             resource_version = listed.resource_version
         elif initial is False and resource_version in (None, "0"):
@@ -83,6 +87,7 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
             target.kind,
             namespace=target.namespace,
             label_selector=label_selector,
+            field_selector=fields,
             resource_version=resource_version,
             bookmarks=bookmarks,
             timeout_seconds=timeout,
@@ -107,10 +112,7 @@ async def serve_watch(store: MemoryStore, request: web.Request, target: Target) 
                     continue
                 payload: Any = event["object"]
             else:
-                obj = event["object"]
-                if not fields.matches(obj):
-                    continue
-                payload = tables.render_object(obj, choice, described, include, headers=first)
+                payload = tables.render_object(event["object"], choice, described, include, headers=first)
                 first = False
             await response.write(encode({"type": event["type"], "object": payload}) + b"\n")
     finally:

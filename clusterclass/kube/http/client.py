@@ -47,6 +47,7 @@ from clusterclass.errors import ClusterClassError
 from clusterclass.kube.client import (
     DEFAULT_FIELD_MANAGER,
     Client,
+    FieldSelectorLike,
     LabelSelector,
     ObjectList,
     PatchType,
@@ -59,6 +60,7 @@ from clusterclass.kube.client import (
     parse_label_selector,
 )
 from clusterclass.kube.errors import ApiError, BadRequest, Status, from_status, make_status
+from clusterclass.kube.fieldselectors import parse_field_selector
 from clusterclass.kube.http.auth import Authenticator
 from clusterclass.kube.http.discovery import Discovery, group_version_path
 from clusterclass.kube.http.kubeconfig import Config, in_cluster_config, load_config, load_kubeconfig
@@ -177,9 +179,10 @@ class HttpClient:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
     ) -> ObjectList:
         resource = await self.resource(api_version, kind)
-        query = _selector_query(label_selector)
+        query = _selector_query(label_selector, field_selector)
         document = await self._get_object(_collection_path(resource, namespace), query)
         items = [{"apiVersion": api_version, "kind": kind, **item} for item in document.get("items") or []]
         items.sort(key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"].get("name") or ""))
@@ -192,12 +195,13 @@ class HttpClient:
         *,
         namespace: str | None = None,
         label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
         resource_version: str | None = None,
         bookmarks: bool = True,
         timeout_seconds: int | None = None,
     ) -> AsyncIterator[WatchEvent]:
         resource = await self.resource(api_version, kind)
-        query = {"watch": "true", **_selector_query(label_selector)}
+        query = {"watch": "true", **_selector_query(label_selector, field_selector)}
         if resource_version:
             query["resourceVersion"] = resource_version
         if bookmarks:
@@ -469,9 +473,15 @@ def _object_path(resource: Resource, namespace: str | None, name: str, subresour
     return f"{path}/{subresource}" if subresource else path
 
 
-def _selector_query(label_selector: LabelSelector | None) -> dict[str, str]:
-    text = str(parse_label_selector(label_selector))
-    return {"labelSelector": text} if text else {}
+def _selector_query(label_selector: LabelSelector | None, field_selector: FieldSelectorLike | None) -> dict[str, str]:
+    query = {}
+    labels = str(parse_label_selector(label_selector))
+    if labels:
+        query["labelSelector"] = labels
+    fields = str(parse_field_selector(field_selector))
+    if fields:
+        query["fieldSelector"] = fields
+    return query
 
 
 def _write_query(dry_run: bool, field_manager: str | None) -> dict[str, str]:

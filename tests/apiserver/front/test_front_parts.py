@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from clusterclass.apiserver.front import fieldselector, jsonpath, protobuf
+from clusterclass.apiserver import fieldselectors as fieldselector
+from clusterclass.apiserver.front import jsonpath, protobuf
 from clusterclass.apiserver.front.catalog import human_duration
 from clusterclass.apiserver.front.negotiation import negotiate
 from clusterclass.apiserver.front.strategic import strategic_merge_patch

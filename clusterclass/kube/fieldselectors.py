@@ -1,12 +1,14 @@
-"""Field selectors (``?fieldSelector=metadata.name=c1``), for the fields kube-apiserver supports.
+"""Field selectors (``?fieldSelector=type=cluster.x-k8s.io/secret``): their syntax, and matching objects.
 
-kubectl relies on them: ``kubectl get KIND NAME -w`` and ``kubectl wait`` list and watch with
-``metadata.name=<name>``. Every kind supports ``metadata.name`` and ``metadata.namespace``; a few
-built-in kinds support more (a Secret's ``type``, an Event's ``involvedObject.*``, ``reason``...).
-Any other field is the 400 kube-apiserver answers: ``field label not supported: spec.x``.
+A controller lists and watches a few kinds through a field selector so that its cache holds only what
+it reads: the topology controller caches the Secrets of type ``cluster.x-k8s.io/secret`` (the Cluster
+shim, the workload kubeconfigs), never every Secret of the management cluster.
 
-The grammar is ``field=value``, ``field==value`` or ``field!=value``, joined by commas, with ``\\``
-escaping ``,``, ``=`` and ``!`` inside values.
+The grammar is kube-apiserver's: ``field=value``, ``field==value`` or ``field!=value``, joined by commas,
+with ``\\`` escaping ``,``, ``=`` and ``!`` inside values. A field is a dotted path into the object;
+which fields a kind may be selected on is the server's business (the embedded API server checks it in
+:mod:`clusterclass.apiserver.fieldselectors`). Written here rather than taken from a library: the Python
+Kubernetes clients pass the string through and never parse or match it.
 """
 
 from __future__ import annotations
@@ -14,29 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterclass.api.objects import Obj, dig
-from clusterclass.apiserver.store import KindInfo
 from clusterclass.kube.errors import BadRequest
-
-COMMON_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
-EXTRA_FIELDS: dict[tuple[str, str], frozenset[str]] = {
-    ("", "Secret"): frozenset({"type"}),
-    ("", "Namespace"): frozenset({"status.phase"}),
-    ("", "Event"): frozenset(
-        {
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        }
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -46,11 +26,17 @@ class FieldRequirement:
     equal: bool
 
     def matches(self, obj: Obj) -> bool:
-        return (_field_value(obj, self.field) == self.value) == self.equal
+        return (field_value(obj, self.field) == self.value) == self.equal
+
+    def __str__(self) -> str:
+        escaped = "".join("\\" + char if char in "\\,=!" else char for char in self.value)
+        return f"{self.field}{'=' if self.equal else '!='}{escaped}"
 
 
 @dataclass(frozen=True)
 class FieldSelector:
+    """Requirements that must all hold; none selects everything."""
+
     requirements: tuple[FieldRequirement, ...] = ()
 
     def matches(self, obj: Obj) -> bool:
@@ -60,13 +46,42 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.requirements
 
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(requirement.field for requirement in self.requirements)
 
-def _field_value(obj: Obj, path: str) -> str:
-    if path == "source":
+    def and_(self, requirement: FieldRequirement) -> FieldSelector:
+        return FieldSelector((*self.requirements, requirement))
+
+    def __str__(self) -> str:
+        return ",".join(str(requirement) for requirement in self.requirements)
+
+
+EVERYTHING = FieldSelector()
+
+
+def field_value(obj: Obj, path: str) -> str:
+    """The value a selector compares at ``path`` (a missing field reads as ``""``, as the server's)."""
+    if path == "source":  # an Event's source: its component, or the newer reportingComponent
         value = dig(obj, "source", "component") or obj.get("reportingComponent")
     else:
         value = dig(obj, *path.split("."))
     return "" if value is None else str(value)
+
+
+def parse_field_selector(text: str | FieldSelector | None) -> FieldSelector:
+    """The selector ``text`` says; BadRequest with kube-apiserver's words when it does not parse."""
+    if isinstance(text, FieldSelector):
+        return text
+    if not text or not text.strip():
+        return EVERYTHING
+    requirements = []
+    for term in _split(text, ","):
+        term = term.strip()
+        if term:
+            field, value, equal = _term(term, text)
+            requirements.append(FieldRequirement(field, _unescape(value), equal))
+    return FieldSelector(tuple(requirements))
 
 
 def _split(text: str, separator: str) -> list[str]:
@@ -102,29 +117,6 @@ def _unescape(value: str) -> str:
         else:
             out.append(char)
     return "".join(out)
-
-
-def parse(text: str | None, info: KindInfo) -> FieldSelector:
-    """The selector ``text`` describes for ``info``; BadRequest for bad syntax or an unsupported field."""
-    if not text or not text.strip():
-        return FieldSelector()
-    supported = COMMON_FIELDS | EXTRA_FIELDS.get((info.group, info.kind), frozenset())
-    requirements = []
-    for term in _split(text, ","):
-        term = term.strip()
-        if term:
-            field, value, equal = _term(term, text)
-            if field not in supported:
-                raise BadRequest.new(_unsupported(field, info, supported))
-            requirements.append(FieldRequirement(field, _unescape(value), equal))
-    return FieldSelector(tuple(requirements))
-
-
-def _unsupported(field: str, info: KindInfo, supported: frozenset[str]) -> str:
-    """kube-apiserver's words for a field it cannot select on (ConfigMaps word it their own way)."""
-    if (info.group, info.kind) == ("", "ConfigMap"):
-        return f'"{field}" is not a known field selector: only ' + ", ".join(f'"{name}"' for name in sorted(supported))
-    return f"field label not supported: {field}"
 
 
 def _term(term: str, text: str) -> tuple[str, str, bool]:
