@@ -13,7 +13,8 @@ from unit_support import World, compute
 
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
 from clusterclass.errors import TopologyError
-from clusterclass.topology.changes import Change, compute_changes, infrastructure_cluster_ignore_paths
+from clusterclass.topology.changes import Change, compute_changes
+from clusterclass.topology.reconcile import infrastructure_cluster_ignore_paths
 
 RANDOM = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 Obj = dict[str, Any]
