@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "validate": BASE | {"api", "schema", "topology", "plan"},
     "kube": BASE | {"api"},
     "apiserver": BASE | {"api", "schema", "kube"},
+    "controllers": BASE | {"api", "schema", "topology", "kube"},
 }
 
 
@@ -93,6 +94,10 @@ def test_a_layer_imports_only_the_layers_below_it(source: str) -> None:
 
 def test_the_pure_core_imports_neither_the_client_nor_the_api_server() -> None:
     assert not imports_by_layer()["topology"] & {"kube", "apiserver"}
+
+
+def test_the_controllers_talk_to_any_api_server_only_through_the_client() -> None:
+    assert "apiserver" not in imports_by_layer()["controllers"]
 
 
 def test_kube_imports_neither_topology_nor_the_api_server() -> None:

@@ -15,6 +15,7 @@ KIND_MACHINE_DEPLOYMENT: Final = "MachineDeployment"
 KIND_MACHINE_POOL: Final = "MachinePool"
 KIND_MACHINE_HEALTH_CHECK: Final = "MachineHealthCheck"
 KIND_MACHINE: Final = "Machine"
+KIND_MACHINE_SET: Final = "MachineSet"
 
 # Labels.
 LABEL_CLUSTER_NAME: Final = "cluster.x-k8s.io/cluster-name"
@@ -22,6 +23,8 @@ LABEL_TOPOLOGY_OWNED: Final = "topology.cluster.x-k8s.io/owned"
 LABEL_DEPLOYMENT_NAME: Final = "topology.cluster.x-k8s.io/deployment-name"
 LABEL_POOL_NAME: Final = "topology.cluster.x-k8s.io/pool-name"
 LABEL_CONTROL_PLANE: Final = "cluster.x-k8s.io/control-plane"
+#: set by the MachineDeployment controller on its MachineSets and Machines
+LABEL_MACHINE_DEPLOYMENT_NAME: Final = "cluster.x-k8s.io/deployment-name"
 
 # Annotations.
 ANNOTATION_HOLD_UPGRADE_SEQUENCE: Final = "topology.cluster.x-k8s.io/hold-upgrade-sequence"

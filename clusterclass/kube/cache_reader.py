@@ -39,7 +39,16 @@ from clusterclass.kube.selectors import from_labels
 
 
 class CacheError(ClusterClassError):
-    """A read the informer caches cannot answer (a reconcile raising it is retried later)."""
+    """A read the informer caches cannot answer (a reconcile raising it is retried later).
+
+    ``api_version`` and ``kind`` say what was asked for, so a controller can start an informer for it
+    and read again (controller-runtime's cache starts informers on first use the same way).
+    """
+
+    def __init__(self, message: str, *, api_version: str, kind: str) -> None:
+        super().__init__(message)
+        self.api_version = api_version
+        self.kind = kind
 
 
 class NotCached(CacheError):
@@ -67,6 +76,10 @@ class CacheReader:
         """Serve reads of the informer's group and kind from it."""
         self._informers.setdefault((group_of(informer.api_version), informer.kind), []).append(informer)
 
+    def informers_of(self, api_version: str, kind: str) -> list[Informer]:
+        """Every informer of ``kind``'s group and kind, synced or not."""
+        return list(self._informers.get((group_of(api_version), kind), ()))
+
     def informers_for(self, api_version: str, kind: str, namespace: str) -> list[Informer]:
         """The informers that hold ``kind`` in ``namespace``, all synced; NotCached or NotSynced otherwise."""
         group = group_of(api_version)
@@ -79,9 +92,9 @@ class CacheReader:
         ]
         if not found:
             where = f" in namespace {namespace!r}" if self._informers.get((group, kind)) else ""
-            raise NotCached(f"no informer caches {what}{where}")
+            raise NotCached(f"no informer caches {what}{where}", api_version=api_version, kind=kind)
         if not all(informer.has_synced for informer in found):
-            raise NotSynced(f"the cache of {what} has not synced yet")
+            raise NotSynced(f"the cache of {what} has not synced yet", api_version=api_version, kind=kind)
         return found
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:

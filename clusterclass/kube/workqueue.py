@@ -449,22 +449,33 @@ def _release(waiters: Iterable[asyncio.Future[None]]) -> None:
 Reconcile = Callable[[K], Awaitable[float | None]]
 
 
-async def run_workers(queue: WorkQueue[K], reconcile: Reconcile[K], workers: int = 1) -> None:
+#: what to do with a reconcile's exception (the key is requeued rate-limited either way)
+OnFailure = Callable[[K, Exception], None]
+
+
+def _log_failure(key: object, error: Exception) -> None:
+    logger.error("reconcile of %r failed; requeued with backoff", key, exc_info=error)
+
+
+async def run_workers(
+    queue: WorkQueue[K], reconcile: Reconcile[K], workers: int = 1, *, on_failure: OnFailure[K] | None = None
+) -> None:
     """Run ``workers`` tasks that take keys from ``queue`` and reconcile them, until it shuts down.
 
-    As controller-runtime's controller does with a reconcile's result: an exception is logged and
-    the key requeued rate-limited; a number is a requeue-after (the key's backoff is forgotten); None
-    forgets the key's backoff. Cancelling this call cancels the reconciles in flight. It returns
-    once the queue is shut down and every worker has finished its last key.
+    As controller-runtime's controller does with a reconcile's result: an exception is reported to
+    ``on_failure`` (default: logged with its traceback) and the key requeued rate-limited; a number is a
+    requeue-after (the key's backoff is forgotten); None forgets the key's backoff. Cancelling this call
+    cancels the reconciles in flight. It returns once the queue is shut down and every worker has
+    finished its last key.
     """
     if workers < 1:
         raise ValueError("at least one worker is needed")
     async with asyncio.TaskGroup() as group:
         for _ in range(workers):
-            group.create_task(_worker(queue, reconcile))
+            group.create_task(_worker(queue, reconcile, on_failure or _log_failure))
 
 
-async def _worker(queue: WorkQueue[K], reconcile: Reconcile[K]) -> None:
+async def _worker(queue: WorkQueue[K], reconcile: Reconcile[K], on_failure: OnFailure[K]) -> None:
     while True:
         try:
             key = await queue.get()
@@ -475,8 +486,8 @@ async def _worker(queue: WorkQueue[K], reconcile: Reconcile[K]) -> None:
         except asyncio.CancelledError:
             queue.done(key)
             raise
-        except Exception:
-            logger.exception("reconcile of %r failed (queue %s); requeued with backoff", key, queue.name)
+        except Exception as error:
+            on_failure(key, error)
             queue.add_rate_limited(key)
         else:
             queue.forget(key)

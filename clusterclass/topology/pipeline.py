@@ -6,8 +6,10 @@ This is the entry point ``plan`` and the controller share; each stage lives in i
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
+from collections.abc import Iterator
 
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, key_of
@@ -99,11 +101,31 @@ def compute_topology(
     rng: random.Random,
     patches: PatchEngine | None = None,
     hooks: LifecycleHooks | None = None,
+    stage_context: bool = False,
 ) -> Computation:
-    """Read the ClusterClass, its templates and the Cluster's current objects; compute desired."""
+    """Read the ClusterClass, its templates and the Cluster's current objects; compute desired.
+
+    With ``stage_context`` an error says which stage failed, in upstream's controller's words (``error
+    reading the ClusterClass: ...``, ``error reading current state of the Cluster topology: ...``, ``error
+    computing the desired state of the Cluster topology: ...``): what the controller's condition says.
+    ``plan`` names the file and field instead.
+    """
     cluster_class = get_cluster_class(cluster, reader)
     check_topology_shape(cluster)
     cluster = defaulted_variables(cluster, cluster_class)
-    blueprint = get_blueprint(cluster_class, cluster, reader)
-    current = get_current_state(cluster, blueprint, reader, nodes)
-    return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks)
+    with _stage("error reading the ClusterClass", stage_context):
+        blueprint = get_blueprint(cluster_class, cluster, reader)
+    with _stage("error reading current state of the Cluster topology", stage_context):
+        current = get_current_state(cluster, blueprint, reader, nodes)
+    with _stage("error computing the desired state of the Cluster topology", stage_context):
+        return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks)
+
+
+@contextlib.contextmanager
+def _stage(context: str, enabled: bool) -> Iterator[None]:
+    try:
+        yield
+    except TopologyError as err:
+        if not enabled:
+            raise
+        raise err.wrap(context) from err

@@ -36,6 +36,9 @@ class ControlPlaneUpgrade:
     is_upgrading: bool = False
     is_starting_upgrade: bool = False
     is_scaling: bool = False
+    #: the current control plane's ``spec.version`` (what an upgrading control plane is upgrading to);
+    #: information for messages, not part of the state compared
+    version: str = field(default="", compare=False)
 
     @property
     def is_stable(self) -> bool:
@@ -191,6 +194,7 @@ def control_plane_version(
     cp_state = tracker.control_plane
     current = dig(current_cp, *contract.ControlPlane.VERSION)
     current = current if isinstance(current, str) else ""
+    cp_state.version = current
     if current != desired:
         cp_state.is_pending_upgrade = True
 

@@ -1,7 +1,7 @@
 """Compatibility of objects and ClusterClasses (spec §6.4; upstream compatibility_test.go, §10.10).
 
 Each rule has a passing and a failing case; the MachinePool cases of §10.10 appear under their
-upstream names. The reconcile's use of the same checks (changes.py) is pinned at the end.
+upstream names. The reconcile's use of the same checks (reconcile.py) is pinned at the end.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from cc_support import BOOTSTRAP_V1, INFRA_V1, cluster_class, errors_of, md_clas
 
 from clusterclass.errors import TopologyError
 from clusterclass.fielderrors import ErrorType
-from clusterclass.topology import changes
+from clusterclass.topology import reconcile as changes
 from clusterclass.topology.check.compatibility import (
     cluster_classes_compatible,
     local_object_templates_compatible,

@@ -214,10 +214,17 @@ def _unknown(path: str) -> str:
 # --- loading -----------------------------------------------------------------------------------
 
 
+#: the label that says which of a CRD's versions implement the Cluster API v1beta1 contract
+CONTRACT_LABEL = "cluster.x-k8s.io/v1beta1"
+
+
 def load_bundled_crds() -> list[Obj]:
     """The Cluster API v1.6 CRDs (with the Docker provider's) shipped with the package, by file name.
 
-    The files are read once per process; every call returns fresh copies.
+    Each gets the contract label ``cluster.x-k8s.io/v1beta1: <storage version>`` that Cluster API's
+    kustomize configuration (and so ``clusterctl init``) puts on them: the ClusterClass controller reads
+    it to tell whether a ClusterClass refers to the newest version of a template kind. The files are
+    read once per process; every call returns fresh copies.
     """
     return copy.deepcopy(_bundled())
 
@@ -231,6 +238,9 @@ def _bundled() -> list[Obj]:
             continue
         for document in yaml.load_all(entry.read_text(encoding="utf-8"), Loader=SAFE_LOADER):
             if isinstance(document, dict) and document.get("kind") == KIND:
+                storage = [v.get("name") for v in document["spec"].get("versions") or [] if v.get("storage")]
+                if storage:
+                    document["metadata"].setdefault("labels", {})[CONTRACT_LABEL] = storage[0]
                 crds.append(document)
     return crds
 

@@ -80,7 +80,7 @@ def _class_path(kind: WorkerKind, i: int) -> str:
 # --- defaulting ---------------------------------------------------------------------------------------
 
 
-def _template_refs(cc: Mapping[str, Any]) -> list[Any]:
+def template_refs(cc: Mapping[str, Any]) -> list[Any]:
     """Every template reference of ``cc`` that defaulting fills in (whatever its type)."""
     spec = _spec(cc)
     control_plane = _control_plane(cc)
@@ -113,7 +113,7 @@ def default_cluster_class(cc: Obj) -> Obj:
     namespace = dig(defaulted, "metadata", "namespace")
     if not isinstance(namespace, str) or not namespace:
         return defaulted
-    for ref in _template_refs(defaulted):
+    for ref in template_refs(defaulted):
         if isinstance(ref, dict) and ref.get("namespace") in (None, ""):
             ref["namespace"] = namespace
     return defaulted

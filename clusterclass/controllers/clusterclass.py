@@ -1,0 +1,245 @@
+"""The ClusterClass controller (spec §7.2): publishes a ClusterClass's variables and adopts its templates.
+
+The topology controller waits for it: a Cluster is reconciled only once its ClusterClass's
+``status.observedGeneration`` equals its ``metadata.generation``, which this controller sets only after a
+reconcile without error. One reconcile of a ClusterClass (paused or deleting ones are skipped):
+
+1. **Variables**: ``status.variables`` from ``spec.variables`` (each ``from: inline``) plus those the
+   ClusterClass's external patches discover (:class:`VariableDiscovery`, the seam the Runtime SDK fills;
+   by default none), sorted by name, with ``definitionsConflict`` where definitions of one name differ.
+   Condition ``VariablesReconciled``: True, or False/``VariableDiscoveryFailed``/Error with
+   ``VariableDiscovery failed: <errors>`` (the status variables are then left as they were).
+2. **Templates**: every template the ClusterClass references (infrastructure, control plane and its
+   machine infrastructure, every MachineDeployment and **MachinePool** class's bootstrap and infrastructure)
+   gets a non-controller ownerReference to the ClusterClass; a template that does not exist is an error
+   (``Could not find external object for the ClusterClass. refGroupVersionKind: ..., refName: ...``); a
+   paused one is left alone.
+3. **Ref versions**: each ref's apiVersion is compared with the newest version its CRD declares for the
+   v1beta1 contract (the CRD label ``cluster.x-k8s.io/v1beta1``); condition ``RefVersionsUpToDate``: True,
+   or False/``OutdatedRefVersions``/Warning listing ``Ref "<gvk> <ns>/<name>" should be "<gvk'> <ns>/<name>"``
+   (reported only, as in v1.6: refs are not rewritten).
+
+The status is written only when it changes, and reads come from the caches.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from clusterclass.api import constants as c
+from clusterclass.api.conditions import Condition, conditions_of, false, true, with_conditions
+from clusterclass.api.objects import Obj, annotations_of, dig, group_of, name_of, namespace_of, owner_references_of
+from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS, Controller, split_key
+from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.controllers.runtime.predicates import has_filter_label
+from clusterclass.errors import ClusterClassError
+from clusterclass.kube.errors import ApiError, NotFound
+from clusterclass.kube.gotext import rfc3339
+from clusterclass.topology.check.clusterclass import template_refs
+from clusterclass.topology.variables import status_variables
+
+logger = logging.getLogger(__name__)
+
+CONTROLLER_NAME = "clusterclass"
+VARIABLES_RECONCILED = "VariablesReconciled"
+VARIABLE_DISCOVERY_FAILED = "VariableDiscoveryFailed"
+REF_VERSIONS_UP_TO_DATE = "RefVersionsUpToDate"
+OUTDATED_REF_VERSIONS = "OutdatedRefVersions"
+CONTRACT_LABEL = f"{c.CLUSTER_GROUP}/v1beta1"
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+
+#: variables discovered per external patch (patch name → variable definitions), or an error per patch
+VariableDiscovery = Callable[[Obj], Awaitable[Mapping[str, Sequence[Any]]]]
+
+
+class VariableDiscoveryError(ClusterClassError):
+    """One or more patches' DiscoverVariables calls failed; the message lists them."""
+
+
+async def no_discovery(_cluster_class: Obj) -> Mapping[str, Sequence[Any]]:
+    """The default: no Runtime SDK, no discovered variables."""
+    return {}
+
+
+class ReconcileFailed(ClusterClassError):
+    pass
+
+
+def gvk_string(api_version: str, kind: str) -> str:
+    """A GroupVersionKind as Go prints it: ``infrastructure.cluster.x-k8s.io/v1beta1, Kind=DockerClusterTemplate``."""
+    return f"{api_version}, Kind={kind}"
+
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' version order: GA above beta above alpha, then by number; anything else last, by name."""
+    match = _VERSION.match(version)
+    if match is None:
+        return (0, 0, 0, version)
+    major, stage, minor = match.groups()
+    rank = {None: 3, "beta": 2, "alpha": 1}[stage]
+    return (rank, int(major), int(minor or 0), "")
+
+
+class ClusterClassController:
+    """Reconciles ClusterClasses (module doc). Create, then :meth:`setup` before the manager starts."""
+
+    def __init__(
+        self,
+        manager: Manager,
+        *,
+        workers: int = DEFAULT_WORKERS,
+        watch_filter: str | None = None,
+        discovery: VariableDiscovery = no_discovery,
+    ) -> None:
+        self.manager = manager
+        self.discovery = discovery
+        self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=workers, clock=manager.clock)
+        self._filter = has_filter_label(watch_filter)
+
+    async def setup(self) -> ClusterClassController:
+        classes = await self.manager.informer(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS)
+        self.controller.watch(classes, lambda obj: [f"{namespace_of(obj)}/{name_of(obj)}"], self._filter)
+        await self.manager.informer(CRD_API_VERSION, "CustomResourceDefinition")
+        self.manager.add(self.controller)
+        return self
+
+    async def reconcile(self, key: str) -> float | None:
+        namespace, name = split_key(key)
+        reader = self.manager.reader
+        cluster_class = reader.get(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS, namespace or "", name)
+        if cluster_class is None:
+            return None
+        if c.ANNOTATION_PAUSED in annotations_of(cluster_class) or dig(cluster_class, "metadata", "deletionTimestamp"):
+            return None
+        conditions: list[Condition] = []
+        errors: list[str] = []
+        variables = dig(cluster_class, "status", "variables")
+        try:
+            discovered = await self.discovery(cluster_class)
+            variables = status_variables(dig(cluster_class, "spec", "variables") or [], discovered)
+            conditions.append(true(VARIABLES_RECONCILED))
+        except VariableDiscoveryError as err:
+            message = f"VariableDiscovery failed: {err}"
+            conditions.append(false(VARIABLES_RECONCILED, VARIABLE_DISCOVERY_FAILED, "Error", message))
+            errors.append(message)
+        try:
+            outdated = await self._reconcile_templates(cluster_class)
+        except ReconcileFailed as err:
+            errors.append(str(err))
+        else:
+            if outdated:
+                conditions.append(false(REF_VERSIONS_UP_TO_DATE, OUTDATED_REF_VERSIONS, "Warning", ", ".join(outdated)))
+            else:
+                conditions.append(true(REF_VERSIONS_UP_TO_DATE))
+        await self._write_status(cluster_class, variables, conditions, reconciled=not errors)
+        if errors:
+            raise ReconcileFailed("; ".join(errors))
+        return None
+
+    # --- templates ------------------------------------------------------------------------------------------
+
+    async def _reconcile_templates(self, cluster_class: Obj) -> list[str]:
+        """Own every referenced template; the messages of the refs to outdated versions."""
+        refs: dict[tuple[str, str, str, str], Obj] = {}
+        for ref in template_refs(cluster_class):
+            if isinstance(ref, dict) and ref.get("name"):
+                namespace = str(ref.get("namespace") or namespace_of(cluster_class))
+                refs[(str(ref.get("apiVersion")), str(ref.get("kind")), namespace, str(ref["name"]))] = ref
+        outdated = []
+        for api_version, kind, namespace, name in refs:
+            template = await self.manager.get(api_version, kind, namespace, name)
+            if template is None:
+                raise ReconcileFailed(
+                    "Could not find external object for the ClusterClass. "
+                    f"refGroupVersionKind: {gvk_string(api_version, kind)}, refName: {name}"
+                )
+            if c.ANNOTATION_PAUSED in annotations_of(template):
+                continue
+            await self._adopt(template, cluster_class)
+            latest = await self._latest_api_version(api_version, kind)
+            if latest != api_version:
+                outdated.append(
+                    f'Ref "{gvk_string(api_version, kind)} {namespace}/{name}" should be '
+                    f'"{gvk_string(latest, kind)} {namespace}/{name}"'
+                )
+        return outdated
+
+    async def _adopt(self, template: Obj, cluster_class: Obj) -> None:
+        owner = {
+            "apiVersion": c.CLUSTER_API_VERSION,
+            "kind": c.KIND_CLUSTER_CLASS,
+            "name": name_of(cluster_class),
+            "uid": dig(cluster_class, "metadata", "uid"),
+        }
+        references = [dict(ref) for ref in owner_references_of(template)]
+        if any(ref.get("uid") == owner["uid"] for ref in references):
+            return
+        try:
+            await self.manager.client.patch(
+                str(template.get("apiVersion")),
+                str(template.get("kind")),
+                name_of(template),
+                {
+                    "metadata": {
+                        "resourceVersion": dig(template, "metadata", "resourceVersion"),
+                        "ownerReferences": [*references, owner],
+                    }
+                },
+                namespace=namespace_of(template),
+            )
+        except ApiError as err:
+            raise ReconcileFailed(
+                f"failed to set the ownerReference of {template.get('kind')} {name_of(template)}: {err}"
+            ) from err
+
+    async def _latest_api_version(self, api_version: str, kind: str) -> str:
+        """The newest apiVersion of ``kind``'s group that the CRD's contract label names for v1beta1."""
+        group = group_of(api_version)
+        try:
+            resource = await self.manager.client.resource(api_version, kind)
+        except NotFound as err:
+            raise ReconcileFailed(f"failed to get the CRD of {gvk_string(api_version, kind)}: {err}") from err
+        crd_name = f"{resource.plural}.{group}"
+        crd = await self.manager.get(CRD_API_VERSION, "CustomResourceDefinition", "", crd_name)
+        versions = [v for v in str(dig(crd, "metadata", "labels", CONTRACT_LABEL) or "").split("_") if v]
+        if crd is None or not versions:
+            raise ReconcileFailed(
+                f"failed to get the latest apiVersion of {gvk_string(api_version, kind)}: cannot find any versions "
+                f'matching contract "{CONTRACT_LABEL}" for CRD {crd_name} as contract version label(s) are either '
+                "missing or empty"
+            )
+        latest = max(versions, key=version_priority)
+        return f"{group}/{latest}" if group else latest
+
+    # --- status -----------------------------------------------------------------------------------------------
+
+    async def _write_status(
+        self, cluster_class: Obj, variables: Any, conditions: list[Condition], *, reconciled: bool
+    ) -> None:
+        status: Obj = {}
+        if variables != dig(cluster_class, "status", "variables") and variables is not None:
+            status["variables"] = variables
+        updated = with_conditions(conditions_of(cluster_class), conditions, rfc3339(datetime.now(UTC)))
+        if updated is not None:
+            status["conditions"] = updated
+        generation = dig(cluster_class, "metadata", "generation")
+        if reconciled and generation != dig(cluster_class, "status", "observedGeneration"):
+            status["observedGeneration"] = generation
+        if not status:
+            return
+        patch = {"metadata": {"resourceVersion": dig(cluster_class, "metadata", "resourceVersion")}, "status": status}
+        await self.manager.client.patch(
+            c.CLUSTER_API_VERSION,
+            c.KIND_CLUSTER_CLASS,
+            name_of(cluster_class),
+            patch,
+            namespace=namespace_of(cluster_class),
+            status=True,
+        )

@@ -1,0 +1,208 @@
+"""The manager: one shared informer per watched kind, the controllers, and their start and graceful stop.
+
+controller-runtime's manager, for asyncio. Controllers ask it for informers (:meth:`Manager.informer`)
+instead of starting their own, so the topology and ClusterClass controllers share one cache of
+Clusters, one of ClusterClasses, and so on; an informer is identified by API group, kind and selectors,
+and lives in the manager's namespace (``--namespace``) when its kind is namespaced.
+
+Reads in a reconcile come from the caches, through :attr:`Manager.reader` (a
+:class:`~clusterclass.kube.cache_reader.CacheReader`). The topology pipeline reads kinds only the
+ClusterClass names (its templates, the InfrastructureCluster, the control plane), so :meth:`Manager.read`
+runs a pure read function and, when it asks for a kind no informer caches yet, starts one, waits for its
+first list and runs the function again: controller-runtime's cache starts informers on first use the same
+way. The function must be free of side effects, since it may run several times.
+
+Lifecycle: :meth:`start` starts every informer, waits until all have listed, then starts the controllers'
+workers; :meth:`stop` shuts every queue down, lets the reconciles in flight finish, then stops the
+informers and flushes the event recorders. ``async with manager:`` does both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from clusterclass.api.objects import Obj, group_of
+from clusterclass.controllers.runtime.controller import Controller
+from clusterclass.controllers.runtime.events import EventRecorder
+from clusterclass.kube.cache_reader import CacheReader, NotCached, NotSynced
+from clusterclass.kube.client import Client, FieldSelectorLike, LabelSelector
+from clusterclass.kube.informer import Informer
+from clusterclass.kube.workqueue import Clock, RealClock
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+InformerKey = tuple[str, str, str, str]
+
+#: how often :meth:`Manager.read` may start an informer and read again before giving up
+MAX_READ_ATTEMPTS = 32
+
+
+class Manager:
+    """Shared informers and the controllers over them (module doc).
+
+    ``namespace`` limits every namespaced informer to one namespace; ``resync_period`` re-delivers every
+    cached object that often (``--sync-period``; None never); ``watch_timeout`` fixes how long each watch
+    asks the server to last (tests use it to exercise the resume path).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        namespace: str | None = None,
+        resync_period: float | None = None,
+        clock: Clock | None = None,
+        watch_timeout: int | None = None,
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.resync_period = resync_period
+        self.clock: Clock = clock or RealClock()
+        self.watch_timeout = watch_timeout
+        self.reader = CacheReader()
+        self.controllers: list[Controller] = []
+        self.recorders: list[EventRecorder] = []
+        self._informers: dict[InformerKey, Informer] = {}
+        self._starting: dict[InformerKey, asyncio.Task[Informer]] = {}
+        self._controller_tasks: list[asyncio.Task[None]] = []
+        self._running = False
+
+    # -- informers ---------------------------------------------------------------------------------------
+
+    async def informer(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelectorLike | None = None,
+    ) -> Informer:
+        """The shared informer of ``kind`` with these selectors, created on first use.
+
+        Once the manager runs, a new informer is started at once and this waits for its first list.
+        """
+        key = (group_of(api_version), kind, str(label_selector or ""), str(field_selector or ""))
+        found = self._informers.get(key)
+        if found is not None:
+            if self._running and not found.has_synced:
+                await found.wait_for_sync()
+            return found
+        starting = self._starting.get(key)
+        if starting is None:
+            starting = asyncio.ensure_future(self._new_informer(key, api_version, kind, label_selector, field_selector))
+            self._starting[key] = starting
+        try:
+            return await asyncio.shield(starting)
+        finally:
+            if starting.done():
+                self._starting.pop(key, None)
+
+    async def _new_informer(
+        self,
+        key: InformerKey,
+        api_version: str,
+        kind: str,
+        label_selector: LabelSelector | None,
+        field_selector: FieldSelectorLike | None,
+    ) -> Informer:
+        resource = await self.client.resource(api_version, kind)
+        informer = Informer(
+            self.client,
+            api_version,
+            kind,
+            namespace=self.namespace if resource.namespaced else None,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            clock=self.clock,
+            resync_period=self.resync_period,
+            watch_timeout=self.watch_timeout,
+        )
+        informer.add_standard_indexes()
+        self._informers[key] = informer
+        self.reader.add(informer)
+        if self._running:
+            informer.start()
+            await informer.wait_for_sync()
+        return informer
+
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    async def read(self, function: Callable[[CacheReader], T]) -> T:
+        """``function(reader)``, starting the informers it turns out to need (module doc)."""
+        for _ in range(MAX_READ_ATTEMPTS):
+            try:
+                return function(self.reader)
+            except NotCached as missing:
+                await self.informer(missing.api_version, missing.kind)
+            except NotSynced as unsynced:
+                for informer in self.reader.informers_of(unsynced.api_version, unsynced.kind):
+                    await informer.wait_for_sync()
+        return function(self.reader)
+
+    async def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        """One object from the cache, starting the kind's informer on first use."""
+        return await self.read(lambda reader: reader.get(api_version, kind, namespace, name))
+
+    # -- controllers and events -------------------------------------------------------------------------
+
+    def add(self, controller: Controller) -> Controller:
+        self.controllers.append(controller)
+        if self._running:
+            self._controller_tasks.append(asyncio.ensure_future(controller.run()))
+        return controller
+
+    def event_recorder(self, component: str) -> EventRecorder:
+        """An :class:`EventRecorder` writing Events as ``component`` (flushed on :meth:`stop`)."""
+        recorder = EventRecorder(self.client, component)
+        self.recorders.append(recorder)
+        return recorder
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start every informer, wait for their first lists, then start the controllers' workers."""
+        if self._running:
+            raise RuntimeError("the manager is already running")
+        self._running = True
+        for informer in self._informers.values():
+            if not informer.running:
+                informer.start()
+        for informer in list(self._informers.values()):
+            if not await informer.wait_for_sync():
+                raise RuntimeError(f"{informer!r} stopped before its first list")
+        self._controller_tasks = [asyncio.ensure_future(c.run()) for c in self.controllers]
+
+    async def stop(self) -> None:
+        """Graceful: no new reconciles, the ones in flight finish, informers stop, Events are written."""
+        if not self._running:
+            return
+        self._running = False
+        await asyncio.gather(*(controller.shutdown() for controller in self.controllers))
+        for task in self._controller_tasks:
+            task.cancel()
+        await asyncio.gather(*self._controller_tasks, return_exceptions=True)
+        self._controller_tasks = []
+        for starting in self._starting.values():
+            starting.cancel()
+        for informer in self._informers.values():
+            await informer.stop()
+        for recorder in self.recorders:
+            await recorder.flush()
+
+    async def __aenter__(self) -> Manager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._running

@@ -1,0 +1,261 @@
+"""Server-side apply as upstream's topology controller does it (spec §3.6): the one place the reconcile says
+"apply this intent" and "does this intent change anything?".
+
+**The intent.** Only what the topology owns is sent, as field manager ``capi-topology`` with ``force``:
+``apiVersion``, ``kind``, ``metadata.name``/``namespace``/``uid``/``labels``/``annotations``/
+``ownerReferences`` and ``spec`` of a desired object; of the Cluster only the labels
+``cluster.x-k8s.io/cluster-name`` and ``topology.cluster.x-k8s.io/owned`` and ``spec.infrastructureRef``/
+``spec.controlPlaneRef``. Ignore paths (an empty control plane endpoint of the InfrastructureCluster) are
+removed, and maps left empty pruned. An update carries the current object's uid, so applying to an
+object deleted and created again under the same name fails instead of writing to the wrong object.
+
+**Change detection** (:meth:`ServerSideApply.diff`), without writing: a request id made of the object's
+group, version, kind, namespace, name, *current resourceVersion* and a hash of the intent is looked up in
+a cache of answers that were "no change" (10 minutes); a hit costs no request at all, so a converged
+Cluster is reconciled with zero requests. On a miss, two server-side-apply dry runs: the intent, and the
+current object filtered to the same paths (so both sides get the server's latest defaulting), both with
+the ``topology.cluster.x-k8s.io/dry-run`` annotation that tells provider webhooks to skip immutability
+checks. Of each answer the annotation, ``cluster.x-k8s.io/conversion-data`` and every managedFields entry
+but ``capi-topology``'s own ``Apply`` one (timestamps cleared) are dropped, both are filtered to the allowed
+paths plus ``metadata.managedFields``, and a JSON merge patch between them says whether anything changes,
+and whether ``spec`` does. Because our managedFields entry is compared too, a field another manager took
+over shows up as a change, and the next apply takes it back.
+
+Why dry runs rather than comparing locally: only the server knows its defaulting, its list-map keys and
+its ownership rules; comparing its own answers is what keeps the topology from fighting the server (and
+from rewriting an object moved over from upstream's controller: the answers are the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from clusterclass.api import constants as c
+from clusterclass.api.jsoncopy import json_copy
+from clusterclass.api.merge_patch import create_merge_patch
+from clusterclass.api.objects import Obj, dig, name_of, namespace_of
+from clusterclass.kube.client import Client
+from clusterclass.kube.workqueue import Clock, RealClock
+from clusterclass.topology.reconcile import DiffResult, Path, Paths
+
+#: the field manager of every topology write, upstream's, so ownership is interchangeable with it
+TOPOLOGY_MANAGER = c.FIELD_MANAGER
+DRY_RUN_ANNOTATION = c.ANNOTATION_DRY_RUN
+CONVERSION_DATA_ANNOTATION = "cluster.x-k8s.io/conversion-data"
+#: how long a "no change" answer is remembered
+CACHE_TTL = 600.0
+
+OBJECT_PATHS: Paths = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "uid"),
+    ("metadata", "labels"),
+    ("metadata", "annotations"),
+    ("metadata", "ownerReferences"),
+    ("spec",),
+)
+CLUSTER_PATHS: Paths = (
+    ("apiVersion",),
+    ("kind",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "uid"),
+    ("metadata", "labels", c.LABEL_CLUSTER_NAME),
+    ("metadata", "labels", c.LABEL_TOPOLOGY_OWNED),
+    ("spec", "infrastructureRef"),
+    ("spec", "controlPlaneRef"),
+)
+MANAGED_FIELDS: Path = ("metadata", "managedFields")
+
+
+# --- filtering ------------------------------------------------------------------------------------------
+
+
+def _copy_path(source: Obj, target: Obj, path: Path) -> None:
+    value: Any = source
+    for step in path:
+        if not isinstance(value, dict) or step not in value:
+            return
+        value = value[step]
+    holder = target
+    for step in path[:-1]:
+        holder = holder.setdefault(step, {})
+    holder[path[-1]] = json_copy(value)
+
+
+def _remove_path(obj: Obj, path: Path) -> None:
+    parents = [obj]
+    for step in path[:-1]:
+        child = parents[-1].get(step)
+        if not isinstance(child, dict):
+            return
+        parents.append(child)
+    parents[-1].pop(path[-1], None)
+
+
+def _prune_empty_maps(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    pruned = {}
+    for key, child in value.items():
+        child = _prune_empty_maps(child)
+        if isinstance(child, dict) and not child:
+            continue
+        pruned[key] = child
+    return pruned
+
+
+def filter_object(obj: Obj, allowed: Iterable[Path], ignore: Paths = ()) -> Obj:
+    """A copy of ``obj`` with only the ``allowed`` paths, without the ``ignore`` paths, empty maps pruned."""
+    filtered: Obj = {}
+    for path in allowed:
+        _copy_path(obj, filtered, path)
+    for path in ignore:
+        _remove_path(filtered, path)
+    result: Obj = _prune_empty_maps(filtered)
+    return result
+
+
+def intent_of(desired: Obj, *, current: Obj | None, ignore: Paths = (), cluster: bool = False) -> Obj:
+    """What is applied for ``desired``: its topology-owned fields, with the current uid on an update."""
+    intent = filter_object(desired, CLUSTER_PATHS if cluster else OBJECT_PATHS, ignore)
+    metadata = intent.setdefault("metadata", {})
+    metadata.pop("uid", None)
+    uid = dig(current, "metadata", "uid") if current is not None else None
+    if uid:
+        metadata["uid"] = uid
+    return intent
+
+
+def _with_dry_run_annotation(obj: Obj) -> Obj:
+    annotated: Obj = json_copy(obj)
+    annotated.setdefault("metadata", {}).setdefault("annotations", {})[DRY_RUN_ANNOTATION] = ""
+    return annotated
+
+
+def _without_fields_v1_annotations(fields: Any) -> Any:
+    annotations = dig(fields, "f:metadata", "f:annotations")
+    if isinstance(annotations, dict):
+        for name in (DRY_RUN_ANNOTATION, CONVERSION_DATA_ANNOTATION):
+            annotations.pop(f"f:{name}", None)
+    return _prune_empty_maps(fields)
+
+
+def _cleaned(obj: Obj, allowed: Paths) -> Obj:
+    """A dry run's answer, as it is compared: our own Apply ownership and the allowed paths only."""
+    cleaned = json_copy(obj)
+    annotations = dig(cleaned, "metadata", "annotations")
+    if isinstance(annotations, dict):
+        for name in (DRY_RUN_ANNOTATION, CONVERSION_DATA_ANNOTATION):
+            annotations.pop(name, None)
+    entries = []
+    for entry in dig(cleaned, *MANAGED_FIELDS) or []:
+        if (
+            entry.get("manager") == TOPOLOGY_MANAGER
+            and entry.get("operation") == "Apply"
+            and not entry.get("subresource")
+        ):
+            entry = {k: v for k, v in entry.items() if k != "time"}
+            entry["fieldsV1"] = _without_fields_v1_annotations(entry.get("fieldsV1") or {})
+            entries.append(entry)
+    cleaned.setdefault("metadata", {})["managedFields"] = entries
+    return filter_object(cleaned, (*allowed, MANAGED_FIELDS))
+
+
+# --- the answers cache ------------------------------------------------------------------------------------
+
+
+class AnswerCache:
+    """Request ids answered "no change", each remembered for ``ttl`` seconds."""
+
+    def __init__(self, ttl: float = CACHE_TTL, clock: Clock | None = None) -> None:
+        self.ttl = ttl
+        self.clock: Clock = clock or RealClock()
+        self._expiry: dict[str, float] = {}
+
+    def __contains__(self, request_id: object) -> bool:
+        if not isinstance(request_id, str):
+            return False
+        expiry = self._expiry.get(request_id)
+        if expiry is None:
+            return False
+        if expiry < self.clock.now():
+            del self._expiry[request_id]
+            return False
+        return True
+
+    def add(self, request_id: str) -> None:
+        now = self.clock.now()
+        if len(self._expiry) > 10_000:  # drop what has expired before growing further
+            self._expiry = {k: v for k, v in self._expiry.items() if v >= now}
+        self._expiry[request_id] = now + self.ttl
+
+    def __len__(self) -> int:
+        return len(self._expiry)
+
+
+def request_id(current: Obj, intent: Obj) -> str:
+    """``<apiVersion>, Kind=<kind>.<namespace>/<name>.<resourceVersion>.<hash of the intent>``."""
+    digest = hashlib.sha256(json.dumps(intent, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    return (
+        f"{current.get('apiVersion')}, Kind={current.get('kind')}.{namespace_of(current)}/{name_of(current)}."
+        f"{dig(current, 'metadata', 'resourceVersion')}.{digest}"
+    )
+
+
+# --- apply and dry run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class DryRunCounts:
+    """Requests made, for tests and the benchmark: dry runs, cache hits, applies."""
+
+    dry_runs: int = 0
+    cache_hits: int = 0
+    applies: int = 0
+
+
+class ServerSideApply:
+    """Applies intents through ``client`` and detects changes by dry run (module doc)."""
+
+    def __init__(self, client: Client, *, cache: AnswerCache | None = None) -> None:
+        self.client = client
+        self.cache = cache or AnswerCache()
+        self.counts = DryRunCounts()
+
+    async def apply(
+        self, desired: Obj, *, current: Obj | None = None, ignore: Paths = (), cluster: bool = False
+    ) -> Obj:
+        """Apply the intent of ``desired`` (creating the object when ``current`` is None); the object as stored."""
+        self.counts.applies += 1
+        intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
+        return await self.client.apply(intent, field_manager=TOPOLOGY_MANAGER, force=True)
+
+    async def diff(self, current: Obj, desired: Obj, *, ignore: Paths = (), cluster: bool = False) -> DiffResult:
+        """Whether applying the intent of ``desired`` would change ``current`` (module doc)."""
+        allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
+        intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
+        key = request_id(current, intent)
+        if key in self.cache:
+            self.counts.cache_hits += 1
+            return DiffResult(after=current, has_changes=False, has_spec_changes=False)
+        self.counts.dry_runs += 2
+        modified = await self.client.apply(
+            _with_dry_run_annotation(intent), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
+        )
+        original_input = filter_object(current, allowed)
+        original = await self.client.apply(
+            _with_dry_run_annotation(original_input), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
+        )
+        original.setdefault("metadata", {})["managedFields"] = json_copy(dig(current, *MANAGED_FIELDS) or [])
+        patch = create_merge_patch(_cleaned(original, allowed), _cleaned(modified, allowed))
+        has_changes = bool(patch)
+        if not has_changes:
+            self.cache.add(key)
+        return DiffResult(after=modified, has_changes=has_changes, has_spec_changes="spec" in patch)

@@ -1,0 +1,335 @@
+"""Running the controllers end to end in a test: a counting Client, the example objects, waiting helpers.
+
+Tests drive the controllers as upstream's envtest tests do: real API server semantics (the embedded store,
+or a real kube-apiserver), the controllers running, and the statuses other controllers would write (a
+control plane's version, a MachinePool's nodeRefs, workload Nodes) set by the test itself.
+
+- :class:`CountingClient` wraps the controllers' Client and counts every request by verb, so a test can
+  say "100 reconciles of a converged Cluster made no write and no non-watch read".
+- :class:`Env` is one test's world: a namespace of its own, the controllers watching only that namespace,
+  a direct (uncounted) client for the test's own writes, in-memory workload Nodes, and helpers to load
+  the bundled example ClusterClass into the namespace and wait for things.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import random
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from clusterclass.api import constants as c
+from clusterclass.api.objects import Obj, dig, name_of
+from clusterclass.controllers import ControllerOptions, Controllers
+from clusterclass.controllers.workload import StaticWorkloadClusters
+from clusterclass.kube.client import Client, ObjectList, Resource, WatchEvent
+from clusterclass.plan.loader import load
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "machinepools"
+CAPI = c.CLUSTER_API_VERSION
+INFRA = "infrastructure.cluster.x-k8s.io/v1beta1"
+BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta1"
+CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
+
+#: a guard, not a speed check: how long a wait may take before the test fails
+GUARD = 30.0
+
+WRITES = ("create", "update", "update_status", "apply", "patch", "delete")
+
+
+class CountingClient:
+    """A :class:`~clusterclass.kube.client.Client` that counts the requests it forwards, by verb.
+
+    A dry-run apply counts as ``apply_dry_run`` (a read with server-side defaulting, not a write).
+    ``fail`` makes chosen requests fail: a callable given the verb and the object (or kind) that
+    returns an exception to raise, or None.
+    """
+
+    def __init__(self, inner: Client) -> None:
+        self.inner = inner
+        self.counts: Counter[str] = Counter()
+        self.fail: Callable[[str, Any], Exception | None] | None = None
+
+    def reset(self) -> None:
+        self.counts.clear()
+
+    @property
+    def writes(self) -> int:
+        return sum(self.counts[verb] for verb in WRITES)
+
+    @property
+    def reads(self) -> int:
+        """Non-watch reads: gets, lists and dry runs."""
+        return self.counts["get"] + self.counts["list"] + self.counts["apply_dry_run"]
+
+    def _check(self, verb: str, what: Any) -> None:
+        self.counts[verb] += 1
+        if self.fail is not None:
+            error = self.fail(verb, what)
+            if error is not None:
+                raise error
+
+    async def resource(self, api_version: str, kind: str) -> Resource:
+        return await self.inner.resource(api_version, kind)
+
+    async def get(self, api_version: str, kind: str, name: str, *, namespace: str | None = None) -> Obj:
+        self._check("get", kind)
+        return await self.inner.get(api_version, kind, name, namespace=namespace)
+
+    async def list(self, api_version: str, kind: str, **options: Any) -> ObjectList:
+        self._check("list", kind)
+        return await self.inner.list(api_version, kind, **options)
+
+    def watch(self, api_version: str, kind: str, **options: Any) -> AsyncIterator[WatchEvent]:
+        self.counts["watch"] += 1
+        return self.inner.watch(api_version, kind, **options)
+
+    async def create(self, obj: Obj, **options: Any) -> Obj:
+        self._check("create", obj)
+        return await self.inner.create(obj, **options)
+
+    async def update(self, obj: Obj, **options: Any) -> Obj:
+        self._check("update", obj)
+        return await self.inner.update(obj, **options)
+
+    async def update_status(self, obj: Obj, **options: Any) -> Obj:
+        self._check("update_status", obj)
+        return await self.inner.update_status(obj, **options)
+
+    async def apply(self, obj: Obj, **options: Any) -> Obj:
+        self._check("apply_dry_run" if options.get("dry_run") else "apply", obj)
+        return await self.inner.apply(obj, **options)
+
+    async def patch(self, api_version: str, kind: str, name: str, patch: Any, **options: Any) -> Obj:
+        self._check("patch", kind)
+        return await self.inner.patch(api_version, kind, name, patch, **options)
+
+    async def delete(self, api_version: str, kind: str, name: str, **options: Any) -> Obj | None:
+        self._check("delete", kind)
+        return await self.inner.delete(api_version, kind, name, **options)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], *, what: str = "the condition") -> None:
+    """Wait until ``await check()`` is true; fail after :data:`GUARD` seconds."""
+    try:
+        async with asyncio.timeout(GUARD):
+            while not await check():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+def in_namespace(objects: list[Obj], namespace: str) -> list[Obj]:
+    """Copies of ``objects`` moved to ``namespace`` (template refs of a ClusterClass follow)."""
+    moved = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        obj["metadata"]["namespace"] = namespace
+        moved.append(obj)
+    return moved
+
+
+def example_class() -> list[Obj]:
+    """The bundled ClusterClass ``pools`` and its templates."""
+    return [o for o in load([str(EXAMPLES / "clusterclass.yaml")]).objects]
+
+
+def example_cluster(name: str = "demo") -> Obj:
+    cluster = copy.deepcopy(load([str(EXAMPLES / "cluster.yaml")]).objects[0])
+    cluster["metadata"]["name"] = name
+    return cluster
+
+
+class Env:
+    """One test's management cluster and controllers (module doc)."""
+
+    def __init__(self, direct: Client, namespace: str, *, seed: int = 7, topology_workers: int = 2) -> None:
+        self.direct = direct
+        self.namespace = namespace
+        self.client = CountingClient(direct)
+        self.workload = StaticWorkloadClusters()
+        self.seed = seed
+        self.topology_workers = topology_workers
+        self.controllers: Controllers | None = None
+
+    def new_controllers(self) -> Controllers:
+        return Controllers(
+            self.client,
+            ControllerOptions(
+                namespace=self.namespace,
+                topology_workers=self.topology_workers,
+                clusterclass_workers=2,
+                sync_period=None,
+                rng=random.Random(self.seed),
+            ),
+            workload=self.workload,
+        )
+
+    async def start(self) -> Controllers:
+        self.controllers = await self.new_controllers().start()
+        return self.controllers
+
+    async def stop(self) -> None:
+        if self.controllers is not None:
+            await self.controllers.stop()
+            self.controllers = None
+
+    async def restart(self) -> Controllers:
+        """Stop the controllers and start new ones (a process restart: empty caches, fresh answers)."""
+        await self.stop()
+        self.seed += 1
+        return await self.start()
+
+    # -- objects ---------------------------------------------------------------------------------------
+
+    async def apply(self, *objects: Obj) -> list[Obj]:
+        """Create or change ``objects`` as a user does (server-side apply, manager ``test``)."""
+        applied = []
+        for obj in in_namespace(list(objects), self.namespace):
+            applied.append(await self.direct.apply(obj, field_manager="test", force=True))
+        return applied
+
+    async def apply_example(self, *cluster_names: str) -> None:
+        await self.apply(*example_class())
+        await self.apply(*(example_cluster(name) for name in cluster_names or ("demo",)))
+
+    async def get(self, api_version: str, kind: str, name: str) -> Obj:
+        return await self.direct.get(api_version, kind, name, namespace=self.namespace)
+
+    async def list(self, api_version: str, kind: str, **labels: str) -> list[Obj]:
+        selector = {"matchLabels": labels} if labels else None
+        return (await self.direct.list(api_version, kind, namespace=self.namespace, label_selector=selector)).items
+
+    async def cluster(self, name: str = "demo") -> Obj:
+        return await self.get(CAPI, c.KIND_CLUSTER, name)
+
+    async def topology_objects(self, kind: str, api_version: str = CAPI, cluster: str = "demo") -> list[Obj]:
+        return [
+            o
+            for o in await self.list(api_version, kind)
+            if dig(o, "metadata", "labels", c.LABEL_CLUSTER_NAME) == cluster
+        ]
+
+    async def condition(self, name: str = "demo", type_: str = "TopologyReconciled") -> Obj | None:
+        cluster = await self.cluster(name)
+        return next((x for x in dig(cluster, "status", "conditions") or [] if x.get("type") == type_), None)
+
+    async def wait_reconciled(self, name: str = "demo") -> Obj:
+        """Wait until the Cluster's ``TopologyReconciled`` is True and the controllers are idle; the Cluster."""
+
+        async def reconciled() -> bool:
+            condition = await self.condition(name)
+            return condition is not None and condition.get("status") == "True"
+
+        await eventually(reconciled, what=f"Cluster {name} to be TopologyReconciled")
+        await self.settled()
+        return await self.cluster(name)
+
+    async def wait_condition(self, reason: str, name: str = "demo") -> Obj:
+        async def has_reason() -> bool:
+            condition = await self.condition(name)
+            return condition is not None and condition.get("reason") == reason
+
+        await eventually(has_reason, what=f"TopologyReconciled reason {reason}")
+        condition = await self.condition(name)
+        assert condition is not None
+        return condition
+
+    async def settled(self) -> None:
+        """Wait until no controller has work queued, in flight or scheduled, three checks in a row."""
+        assert self.controllers is not None
+        controllers = self.controllers
+        quiet = 0
+
+        async def idle() -> bool:
+            nonlocal quiet
+            busy = any(
+                len(ctrl.queue) or ctrl.queue.processing or ctrl.queue.waiting
+                for ctrl in controllers.manager.controllers
+            )
+            quiet = 0 if busy else quiet + 1
+            await asyncio.sleep(0.02)
+            return quiet >= 3
+
+        await eventually(idle, what="the controllers to be idle")
+        for recorder in controllers.manager.recorders:
+            await recorder.flush()
+
+    async def reconcile(self, name: str = "demo", times: int = 1) -> None:
+        """Run the topology reconcile of Cluster ``name`` directly, ``times`` times."""
+        assert self.controllers is not None
+        for _ in range(times):
+            await self.controllers.topology.reconcile(f"{self.namespace}/{name}")
+
+    # -- what other controllers would write ----------------------------------------------------------------
+
+    async def set_status(self, obj: Obj, status: Obj) -> Obj:
+        """Merge ``status`` into ``obj``'s status, as its own controller would."""
+        return await self.direct.patch(
+            str(obj["apiVersion"]),
+            str(obj["kind"]),
+            name_of(obj),
+            {"status": status},
+            namespace=self.namespace,
+            status=True,
+        )
+
+    async def control_plane(self, cluster: str = "demo") -> Obj:
+        (cp,) = await self.topology_objects("KubeadmControlPlane", CONTROL_PLANE, cluster)
+        return cp
+
+    async def settle_control_plane(self, cluster: str = "demo", version: str | None = None) -> Obj:
+        """The control plane at its ``spec.version`` with every replica ready (as KCP reports it)."""
+        cp = await self.control_plane(cluster)
+        replicas = dig(cp, "spec", "replicas") or 1
+        return await self.set_status(
+            cp,
+            {
+                "version": version or cp["spec"]["version"],
+                "replicas": replicas,
+                "updatedReplicas": replicas,
+                "readyReplicas": replicas,
+                "unavailableReplicas": 0,
+                "initialized": True,
+                "ready": True,
+            },
+        )
+
+    async def machine_pools(self, cluster: str = "demo") -> dict[str, Obj]:
+        return {
+            dig(mp, "metadata", "labels", c.LABEL_POOL_NAME): mp
+            for mp in await self.topology_objects(c.KIND_MACHINE_POOL, CAPI, cluster)
+        }
+
+    async def machine_deployments(self, cluster: str = "demo") -> dict[str, Obj]:
+        return {
+            dig(md, "metadata", "labels", c.LABEL_DEPLOYMENT_NAME): md
+            for md in await self.topology_objects(c.KIND_MACHINE_DEPLOYMENT, CAPI, cluster)
+        }
+
+    async def set_pool_nodes(
+        self, pool: Obj, kubelet_version: str, count: int | None = None, cluster: str = "demo"
+    ) -> None:
+        """The pool's Nodes in its workload cluster at ``kubelet_version``, and its ``status.nodeRefs``."""
+        count = count if count is not None else int(dig(pool, "spec", "replicas") or 1)
+        names = [f"{name_of(pool)}-node-{i}" for i in range(count)]
+        nodes = dict(self.workload.nodes.get((self.namespace, cluster), {}))
+        for node_name in names:
+            nodes[node_name] = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node_name},
+                "status": {"nodeInfo": {"kubeletVersion": kubelet_version}},
+            }
+        self.workload.set_nodes(self.namespace, cluster, nodes.values())
+        await self.set_status(pool, {"nodeRefs": [{"apiVersion": "v1", "kind": "Node", "name": n} for n in names]})
+
+
+def resource_versions(objects: list[Obj]) -> dict[tuple[str, str], str]:
+    return {(o["kind"], name_of(o)): str(dig(o, "metadata", "resourceVersion")) for o in objects}
