@@ -41,6 +41,7 @@ What the steps encode (spec §3.1–§3.5, §4.7, Appendix A10–A13):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 from collections.abc import Callable, Generator
@@ -384,14 +385,32 @@ class _Reconcile:
                 yield from self.delete_worker(kind, state)
 
     def create_worker(self, kind: WorkerKind, worker: DesiredWorker) -> Steps:
+        """Infrastructure, bootstrap, then the worker; what a failed create made first is deleted again.
+
+        Upstream v1.6 leaves the bootstrap and infrastructure objects of a failed MachinePool create
+        behind, a new pair on every retry (spec §3.8); we clean up, as upstream later does for
+        MachineDeployments (docs/upstream-differences.md).
+        """
+        created: list[Obj] = []
         try:
-            yield Create(worker.infrastructure)
-            yield Create(worker.bootstrap)
+            created.append((yield Create(worker.infrastructure)))
+            created.append((yield Create(worker.bootstrap)))
         except TopologyError as err:
+            yield from self.clean_up(created)
             raise err.wrap(f"failed to create {kind.kind}") from err
-        yield Create(worker.object, wait_for_cache=True)
+        try:
+            yield Create(worker.object, wait_for_cache=True)
+        except TopologyError:
+            yield from self.clean_up(created)
+            raise
         if worker.machine_health_check is not None:
             yield Create(worker.machine_health_check)
+
+    def clean_up(self, created: list[Obj]) -> Steps:
+        """Best effort: a failed delete is left to garbage collection, which takes it with the Cluster."""
+        for obj in reversed(created):
+            with contextlib.suppress(TopologyError):
+                yield Delete(obj, note="cleanup after a failed create")
 
     def update_worker(self, kind: WorkerKind, state: WorkerState, worker: DesiredWorker, pending: bool) -> Steps:
         if kind.has_machine_health_check:

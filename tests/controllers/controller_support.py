@@ -284,8 +284,33 @@ class Env:
         (cp,) = await self.topology_objects("KubeadmControlPlane", CONTROL_PLANE, cluster)
         return cp
 
+    async def adopt(self, cluster: str = "demo") -> None:
+        """What the core Cluster controller does first: own the InfrastructureCluster and the ControlPlane."""
+        owner = await self.cluster(cluster)
+        ref = {
+            "apiVersion": CAPI,
+            "kind": "Cluster",
+            "name": cluster,
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        for target in (owner["spec"]["infrastructureRef"], owner["spec"]["controlPlaneRef"]):
+            obj = await self.get(target["apiVersion"], target["kind"], target["name"])
+            references = obj["metadata"].get("ownerReferences") or []
+            if any(r.get("uid") == ref["uid"] for r in references):
+                continue
+            await self.direct.patch(
+                target["apiVersion"],
+                target["kind"],
+                target["name"],
+                {"metadata": {"ownerReferences": [*references, ref]}},
+                namespace=self.namespace,
+            )
+
     async def settle_control_plane(self, cluster: str = "demo", version: str | None = None) -> Obj:
-        """The control plane at its ``spec.version`` with every replica ready (as KCP reports it)."""
+        """The control plane adopted by its Cluster, at its ``spec.version``, every replica ready (as KCP says)."""
+        await self.adopt(cluster)
         cp = await self.control_plane(cluster)
         replicas = dig(cp, "spec", "replicas") or 1
         return await self.set_status(
@@ -318,7 +343,8 @@ class Env:
     ) -> None:
         """The pool's Nodes in its workload cluster at ``kubelet_version``, and its ``status.nodeRefs``."""
         count = count if count is not None else int(dig(pool, "spec", "replicas") or 1)
-        names = [f"{name_of(pool)}-node-{i}" for i in range(count)]
+        # new Nodes for a new version, as a rolling pool replaces its instances
+        names = [f"{name_of(pool)}-{kubelet_version.replace('.', '-')}-{i}" for i in range(count)]
         nodes = dict(self.workload.nodes.get((self.namespace, cluster), {}))
         for node_name in names:
             nodes[node_name] = {
