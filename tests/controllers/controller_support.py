@@ -14,6 +14,7 @@ control plane's version, a MachinePool's nodeRefs, workload Nodes) set by the te
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import random
 from collections import Counter
@@ -21,11 +22,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from support.crds import crd_version, make_crd
+
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.controllers import ControllerOptions, Controllers
 from clusterclass.controllers.workload import StaticWorkloadClusters
 from clusterclass.kube.client import Client, ObjectList, Resource, WatchEvent
+from clusterclass.kube.errors import AlreadyExists, NotFound
 from clusterclass.plan.loader import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "machinepools"
@@ -359,3 +363,45 @@ class Env:
 
 def resource_versions(objects: list[Obj]) -> dict[tuple[str, str], str]:
     return {(o["kind"], name_of(o)): str(dig(o, "metadata", "resourceVersion")) for o in objects}
+
+
+# -- test kinds -----------------------------------------------------------------------------------------
+
+#: a kind of bootstrap config and an infrastructure pool kind other than the Docker provider's, as
+#: upstream's tests use "generic" kinds: for the ClusterClass changes MachinePools must refuse
+GENERIC_BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta1"
+GENERIC_INFRA = "infrastructure.cluster.x-k8s.io/v1beta1"
+GENERIC_KINDS = (
+    (GENERIC_BOOTSTRAP, "GenericBootstrapConfigTemplate"),
+    (GENERIC_BOOTSTRAP, "GenericBootstrapConfig"),
+    (GENERIC_INFRA, "GenericInfrastructureMachinePoolTemplate"),
+    (GENERIC_INFRA, "GenericInfrastructureMachinePool"),
+)
+
+
+def generic_crd(api_version: str, kind: str) -> Obj:
+    group, version = api_version.split("/")
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    crd = make_crd(group, kind, [crd_version(version, schema)])
+    crd["metadata"]["labels"] = {"cluster.x-k8s.io/v1beta1": version}
+    return crd
+
+
+async def install_generic_kinds(client: Client) -> None:
+    """Install the generic test kinds (once per API server: CRDs are cluster-scoped) and wait until served."""
+    for api_version, kind in GENERIC_KINDS:
+        with contextlib.suppress(AlreadyExists):
+            await client.create(generic_crd(api_version, kind))
+
+    async def served() -> bool:
+        for api_version, kind in GENERIC_KINDS:
+            try:
+                await client.resource(api_version, kind)
+            except NotFound:
+                return False
+        return True
+
+    await eventually(served, what="the generic test kinds to be served")
