@@ -37,7 +37,7 @@ from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS, Control
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.controllers.runtime.predicates import has_filter_label
 from clusterclass.errors import ClusterClassError
-from clusterclass.kube.errors import ApiError, NotFound
+from clusterclass.kube.errors import ApiError
 from clusterclass.kube.gotext import rfc3339
 from clusterclass.topology.check.clusterclass import template_refs
 from clusterclass.topology.variables import status_variables
@@ -202,17 +202,17 @@ class ClusterClassController:
     async def _latest_api_version(self, api_version: str, kind: str) -> str:
         """The newest apiVersion of ``kind``'s group that the CRD's contract label names for v1beta1."""
         group = group_of(api_version)
-        try:
-            resource = await self.manager.client.resource(api_version, kind)
-        except NotFound as err:
-            raise ReconcileFailed(f"failed to get the CRD of {gvk_string(api_version, kind)}: {err}") from err
-        crd_name = f"{resource.plural}.{group}"
-        crd = await self.manager.get(CRD_API_VERSION, "CustomResourceDefinition", "", crd_name)
+        crds = await self.manager.informer(CRD_API_VERSION, "CustomResourceDefinition")
+        crd = next(
+            (o for o in crds.list() if dig(o, "spec", "group") == group and dig(o, "spec", "names", "kind") == kind),
+            None,
+        )
         versions = [v for v in str(dig(crd, "metadata", "labels", CONTRACT_LABEL) or "").split("_") if v]
-        if crd is None or not versions:
+        if not versions:
+            what = name_of(crd) if crd is not None else f"of {kind}.{group}"
             raise ReconcileFailed(
                 f"failed to get the latest apiVersion of {gvk_string(api_version, kind)}: cannot find any versions "
-                f'matching contract "{CONTRACT_LABEL}" for CRD {crd_name} as contract version label(s) are either '
+                f'matching contract "{CONTRACT_LABEL}" for CRD {what} as contract version label(s) are either '
                 "missing or empty"
             )
         latest = max(versions, key=version_priority)

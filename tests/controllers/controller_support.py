@@ -385,8 +385,9 @@ def generic_crd(api_version: str, kind: str) -> Obj:
         "type": "object",
         "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
     }
-    crd = make_crd(group, kind, [crd_version(version, schema)])
-    crd["metadata"]["labels"] = {"cluster.x-k8s.io/v1beta1": version}
+    # an older version still served, as Cluster API's CRDs serve theirs for a while
+    crd = make_crd(group, kind, [crd_version("v1alpha4", schema, storage=False), crd_version(version, schema)])
+    crd["metadata"]["labels"] = {"cluster.x-k8s.io/v1beta1": f"v1alpha4_{version}"}
     return crd
 
 

@@ -49,6 +49,8 @@ class ReconcileStats:
     error: int = 0
     seconds: float = 0.0
     errors_by_type: dict[str, int] = field(default_factory=dict)
+    #: the text of the last reconcile error
+    last_error: str = ""
 
     @property
     def total(self) -> int:
@@ -153,6 +155,7 @@ class Controller:
                 self.stats.error += 1
                 name = type(error).__name__
                 self.stats.errors_by_type[name] = self.stats.errors_by_type.get(name, 0) + 1
+                self.stats.last_error = str(error)
                 raise
             finally:
                 self.stats.seconds += time.perf_counter() - started
