@@ -26,6 +26,7 @@ from clusterclass.controllers.clusterclass import ClusterClassController, Variab
 from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.controllers.topology.cluster import ClusterTopologyController, TopologyOptions
+from clusterclass.controllers.topology.hooks import HookCaller, NoExtensions
 from clusterclass.controllers.topology.templates import TemplateCleanup
 from clusterclass.controllers.workload import KubeconfigWorkloadClusters, WorkloadClusters
 from clusterclass.kube.client import Client
@@ -51,14 +52,17 @@ class ControllerOptions:
     sync_period: float | None = DEFAULT_SYNC_PERIOD
     #: where random name suffixes come from
     rng: random.Random = field(default_factory=random.Random)
+    #: the ``RuntimeSDK`` feature gate: lifecycle hooks are called (on by default, DECISIONS.md)
+    runtime_sdk: bool = True
 
 
 class Controllers:
     """The topology, ClusterClass and template-cleanup controllers on one :class:`Manager`.
 
     ``workload`` reads workload-cluster Nodes (default: through each Cluster's kubeconfig Secret);
-    ``patches`` runs ClusterClass patches (default: inline patches); ``discovery`` discovers variables of
-    external patches (default: none, the Runtime SDK being off).
+    ``patches`` runs ClusterClass patches (default: inline patches); ``hooks`` calls lifecycle hooks
+    (default: no extension registered, nothing ever blocks; none at all with ``runtime_sdk=False``);
+    ``discovery`` discovers variables of external patches (default: none).
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class Controllers:
         *,
         workload: WorkloadClusters | None = None,
         patches: PatchEngine | None = None,
+        hooks: HookCaller | None = None,
         discovery: VariableDiscovery = no_discovery,
     ) -> None:
         self.options = options or ControllerOptions()
@@ -80,6 +85,7 @@ class Controllers:
                 workers=self.options.topology_workers, watch_filter=self.options.watch_filter, rng=self.options.rng
             ),
             patches=patches,
+            hooks=(hooks or NoExtensions()) if self.options.runtime_sdk else None,
         )
         self.clusterclass = ClusterClassController(
             self.manager,

@@ -253,10 +253,8 @@ class Env:
 
         async def idle() -> bool:
             nonlocal quiet
-            busy = any(
-                len(ctrl.queue) or ctrl.queue.processing or ctrl.queue.waiting
-                for ctrl in controllers.manager.controllers
-            )
+            # keys scheduled for later (a hook's retryAfterSeconds, a backoff) are not work in hand
+            busy = any(len(ctrl.queue) or ctrl.queue.processing for ctrl in controllers.manager.controllers)
             quiet = 0 if busy else quiet + 1
             await asyncio.sleep(0.02)
             return quiet >= 3
@@ -266,10 +264,26 @@ class Env:
             await recorder.flush()
 
     async def reconcile(self, name: str = "demo", times: int = 1) -> None:
-        """Run the topology reconcile of Cluster ``name`` directly, ``times`` times."""
+        """Have the topology controller reconcile Cluster ``name`` ``times`` times (as a resync would).
+
+        Through the controller's queue, never beside it: two reconciles of one Cluster at once could
+        both decide to create the same MachinePool, which the queue exists to prevent.
+        """
         assert self.controllers is not None
+        controller = self.controllers.topology.controller
+        key = f"{self.namespace}/{name}"
         for _ in range(times):
-            await self.controllers.topology.reconcile(f"{self.namespace}/{name}")
+            before = controller.stats.total
+            controller.enqueue(key)
+
+            async def done(before: int = before) -> bool:
+                return (
+                    controller.stats.total > before
+                    and key not in controller.queue.processing
+                    and key not in controller.queue.queued()
+                )
+
+            await eventually(done, what=f"a reconcile of {key}")
 
     # -- what other controllers would write ----------------------------------------------------------------
 
@@ -313,8 +327,18 @@ class Env:
             )
 
     async def settle_control_plane(self, cluster: str = "demo", version: str | None = None) -> Obj:
-        """The control plane adopted by its Cluster, at its ``spec.version``, every replica ready (as KCP says)."""
+        """The control plane adopted by its Cluster, at its ``spec.version``, every replica ready (as KCP says),
+        and the Cluster saying so (``ControlPlaneInitialized``, as the core Cluster controller does)."""
         await self.adopt(cluster)
+        owner = await self.cluster(cluster)
+        conditions = [x for x in dig(owner, "status", "conditions") or [] if x.get("type") != "ControlPlaneInitialized"]
+        initialized = {
+            "type": "ControlPlaneInitialized",
+            "status": "True",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+        if len(conditions) == len(dig(owner, "status", "conditions") or []):
+            await self.set_status(owner, {"conditions": [*conditions, initialized]})
         cp = await self.control_plane(cluster)
         replicas = dig(cp, "spec", "replicas") or 1
         return await self.set_status(

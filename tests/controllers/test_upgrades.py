@@ -76,12 +76,19 @@ async def test_the_control_plane_upgrades_first_then_one_machine_pool_at_a_time(
     await eventually(first_pool_upgrading, what="mp-0 to upgrade")
     pools = await env.machine_pools()
     assert version_of((await env.machine_deployments())["md-0"]) == NEW
-    condition = await env.wait_condition("MachinePoolsUpgradePending")
-    # upstream's precedence: an upgrading MachineDeployment is named before upgrading MachinePools
-    assert condition["message"] == (
+    # once the MachineDeployment has taken the version (it has no Machines to roll here), what is left: mp-1 waits
+    # for mp-0, whose Nodes still run the old kubelet
+    expected = (
         f"MachinePool(s) {name_of(pools['mp-1'])} rollout and upgrade to version {NEW} on hold. "
-        f"MachineDeployment(s) {name_of((await env.machine_deployments())['md-0'])} are upgrading"
+        f"MachinePool(s) {name_of(pools['mp-0'])} are upgrading"
     )
+
+    async def says_so() -> bool:
+        condition = await env.condition()
+        return condition is not None and condition.get("message") == expected
+
+    await eventually(says_so, what="the condition to name the upgrading MachinePool")
+    assert (await env.condition() or {})["reason"] == "MachinePoolsUpgradePending"
 
     # mp-0's Nodes report the new kubelet: mp-1 goes next
     await env.set_pool_nodes(pools["mp-0"], NEW)

@@ -49,6 +49,13 @@ from clusterclass.controllers.runtime.predicates import (
     TOPOLOGY_OWNED,
     has_filter_label,
 )
+from clusterclass.controllers.topology.hooks import (
+    AnsweredHooks,
+    HookCaller,
+    LifecycleHooks,
+    compute_with_hooks,
+    requeue_after,
+)
 from clusterclass.controllers.topology.state import StateDriver
 from clusterclass.controllers.topology.structuredmerge import ServerSideApply
 from clusterclass.controllers.workload import KUBECONFIG_SUFFIX, WorkloadClusters
@@ -60,6 +67,7 @@ from clusterclass.kube.indexes import LABEL_INDEX, TOPOLOGY_CLASS_INDEX
 from clusterclass.kube.informer import Informer
 from clusterclass.topology.conditions import cluster_class_reconciled, topology_reconciled
 from clusterclass.topology.desired import Computation
+from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import InlinePatchEngine
 from clusterclass.topology.pipeline import compute_topology
@@ -83,6 +91,8 @@ class _Scope:
     computation: Computation | None = None
     error: BaseException | None = None
     writes: int = 0
+    #: every lifecycle hook answered in this reconcile
+    hooks: HookTracker = field(default_factory=HookTracker)
 
 
 @dataclass
@@ -106,12 +116,16 @@ class ClusterTopologyController:
         options: TopologyOptions | None = None,
         patches: PatchEngine | None = None,
         apply: ServerSideApply | None = None,
+        hooks: HookCaller | None = None,
     ) -> None:
         self.manager = manager
         self.workload = workload
         self.options = options or TopologyOptions()
         self.patches = patches or InlinePatchEngine()
         self.ssa = apply or ServerSideApply(manager.client)
+        #: None: the Runtime SDK is off and no hook is ever called
+        self.hooks = hooks
+        self.lifecycle = LifecycleHooks(hooks, manager.client) if hooks is not None else None
         self.events: EventRecorder = manager.event_recorder(CONTROLLER_NAME)
         self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=self.options.workers, clock=manager.clock)
         self._filter = has_filter_label(self.options.watch_filter)
@@ -182,7 +196,9 @@ class ClusterTopologyController:
         scope = _Scope(cluster)
         try:
             if dig(cluster, "metadata", "deletionTimestamp"):
-                return None
+                if self.lifecycle is not None:
+                    await self.lifecycle.before_cluster_delete(cluster, scope.hooks)
+                return requeue_after(scope.hooks)
             return await self._reconcile(scope)
         except Exception as err:
             scope.error = err
@@ -202,12 +218,15 @@ class ClusterTopologyController:
             )
         if not cluster_class_reconciled(scope.cluster_class):
             return None  # the ClusterClass controller's status update wakes this Cluster again
+        if self.lifecycle is not None:
+            response = await self.lifecycle.before_cluster_create(cluster, scope.hooks)
+            if response is not None and response.blocking:
+                return requeue_after(scope.hooks)  # nothing is created until the hook lets it
         await self._prepare_workload_cluster(cluster)
-        scope.computation = await self.manager.read(
-            lambda reader: compute_topology(
-                cluster, reader, nodes=self.workload, rng=self.options.rng, patches=self.patches, stage_context=True
-            )
-        )
+        scope.computation = await self._compute(cluster)
+        scope.hooks.responses.update(scope.computation.hooks.responses)
+        if self.lifecycle is not None:
+            cluster = await self._after_hooks(cluster, scope.computation, scope.hooks)
         current = scope.computation.current
         await self._watch_dynamically(current.infrastructure_cluster)
         await self._watch_dynamically(current.control_plane)
@@ -225,7 +244,39 @@ class ClusterTopologyController:
             raise err.wrap("error reconciling the Cluster topology") from err
         finally:
             scope.writes = driver.writes
-        return None
+        return requeue_after(scope.hooks)
+
+    async def _compute(self, cluster: Obj) -> Computation:
+        """The pure pipeline over the caches, with the hook answers it needs when the Runtime SDK is on."""
+
+        async def compute(hooks: AnsweredHooks | None) -> Computation:
+            return await self.manager.read(
+                lambda reader: compute_topology(
+                    cluster,
+                    reader,
+                    nodes=self.workload,
+                    rng=self.options.rng,
+                    patches=self.patches,
+                    hooks=hooks,
+                    stage_context=True,
+                )
+            )
+
+        if self.hooks is None:
+            return await compute(None)
+        return await compute_with_hooks(self.hooks, compute)
+
+    async def _after_hooks(self, cluster: Obj, computation: Computation, tracker: HookTracker) -> Obj:
+        """Persist the pipeline's pending-hook marks, then AfterControlPlaneInitialized and AfterClusterUpgrade.
+
+        (Upstream calls these right after the shim; here right before the reconcile steps, which start with
+        the shim: nothing between the two reads what the hooks change.)
+        """
+        assert self.lifecycle is not None
+        marks = computation.hooks
+        cluster = await self.lifecycle.mark(cluster, pending=marks.marked_pending, done=marks.marked_done)
+        cluster = await self.lifecycle.after_control_plane_initialized(cluster, tracker)
+        return await self.lifecycle.after_cluster_upgrade(cluster, computation.upgrades, tracker)
 
     async def _prepare_workload_cluster(self, cluster: Obj) -> None:
         """Connect to the workload cluster if a MachinePool has Nodes to check (DECISIONS.md: only then)."""
@@ -255,7 +306,7 @@ class ClusterTopologyController:
             error=scope.error,
             cluster_class=scope.cluster_class,
             upgrades=computation.upgrades if computation is not None else None,
-            hooks=computation.hooks if computation is not None else None,
+            hooks=scope.hooks,
         )
         cluster = scope.cluster
         for attempt in range(CONDITION_WRITE_ATTEMPTS):

@@ -1,0 +1,175 @@
+"""The lifecycle-hook seam of the topology controller (spec §4.9): where hooks are called, and their bookkeeping.
+
+The Runtime SDK calls extensions over HTTPS; this module only says *when* and *with what*, through one
+interface, :class:`HookCaller` (``async call(hook, cluster, request) -> HookResponse``). The Runtime SDK
+issue plugs a real caller in; :class:`NoExtensions`, the default, answers every hook at once without
+blocking (the Runtime SDK on, no extension registered), so Clusters reconcile exactly as upstream's do in
+that case, pending-hooks annotation included.
+
+Where the hooks are called:
+
+- **in the pure pipeline**, while the control plane's version is decided: ``BeforeClusterUpgrade`` and
+  ``AfterControlPlaneUpgrade``. The pipeline stays synchronous and free of I/O: :class:`AnsweredHooks` gives
+  it the answers known so far and raises :class:`HookCallNeeded` for a call it has no answer to; the
+  reconciler makes that call and runs the pipeline again (:func:`compute_with_hooks`). Two hooks at most,
+  so at most three runs of a pipeline that takes a millisecond;
+- **around it**, by :class:`LifecycleHooks`: ``BeforeClusterCreate`` before anything is created,
+  ``AfterControlPlaneInitialized`` and ``AfterClusterUpgrade`` before the reconcile steps,
+  ``BeforeClusterDelete`` while a Cluster is being deleted.
+
+Bookkeeping, as upstream's: hooks due later are listed in the Cluster annotation
+``runtime.cluster.x-k8s.io/pending-hooks`` (sorted, comma-separated; gone when empty), written at once so
+it survives a restart; a response with ``retryAfterSeconds`` blocks and requeues the Cluster that many
+seconds later; a deleting Cluster gets ``runtime.cluster.x-k8s.io/ok-to-delete`` once BeforeClusterDelete
+lets it go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from clusterclass.api import constants as c
+from clusterclass.api.conditions import is_true
+from clusterclass.api.objects import Obj, annotations_of, dig, name_of, namespace_of
+from clusterclass.errors import ClusterClassError
+from clusterclass.kube.client import Client
+from clusterclass.topology.hooks import ANNOTATION_PENDING_HOOKS, HookResponse, HookTracker, is_pending
+from clusterclass.topology.upgrade import UpgradeTracker
+
+T = TypeVar("T")
+
+BEFORE_CLUSTER_CREATE = "BeforeClusterCreate"
+AFTER_CONTROL_PLANE_INITIALIZED = "AfterControlPlaneInitialized"
+AFTER_CLUSTER_UPGRADE = "AfterClusterUpgrade"
+BEFORE_CLUSTER_DELETE = "BeforeClusterDelete"
+ANNOTATION_OK_TO_DELETE = "runtime.cluster.x-k8s.io/ok-to-delete"
+CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized"
+
+
+class HookCaller(Protocol):
+    async def call(self, hook: str, cluster: Obj, request: Obj) -> HookResponse:
+        """Call every extension registered for ``hook`` and aggregate their answers (spec §8.1)."""
+        ...
+
+
+class NoExtensions:
+    """No extension is registered: every hook answers at once, never blocking."""
+
+    async def call(self, hook: str, cluster: Obj, request: Obj) -> HookResponse:
+        return HookResponse()
+
+
+class HookCallNeeded(ClusterClassError):
+    """The pipeline needs the answer of ``hook`` for ``request``; the reconciler calls it and runs again."""
+
+    def __init__(self, hook: str, cluster: Obj, request: Obj) -> None:
+        super().__init__(f"the pipeline needs the answer of {hook}")
+        self.hook = hook
+        self.cluster = cluster
+        self.request = request
+
+
+@dataclass
+class AnsweredHooks:
+    """The pure pipeline's :class:`~clusterclass.topology.hooks.LifecycleHooks`: answers known, else ask."""
+
+    answers: dict[str, HookResponse]
+
+    def call(self, hook: str, cluster: Obj, request: Obj) -> HookResponse:
+        if hook not in self.answers:
+            raise HookCallNeeded(hook, cluster, request)
+        return self.answers[hook]
+
+
+async def compute_with_hooks(caller: HookCaller, compute: Callable[[AnsweredHooks], Awaitable[T]]) -> T:
+    """Run ``compute`` with the hook answers it asks for, calling each hook once."""
+    answers: dict[str, HookResponse] = {}
+    while True:
+        try:
+            return await compute(AnsweredHooks(answers))
+        except HookCallNeeded as need:
+            answers[need.hook] = await caller.call(need.hook, need.cluster, need.request)
+
+
+def pending_hooks(cluster: Obj) -> list[str]:
+    value = annotations_of(cluster).get(ANNOTATION_PENDING_HOOKS, "")
+    return sorted({hook.strip() for hook in value.split(",") if hook.strip()})
+
+
+def fully_upgraded(upgrades: UpgradeTracker) -> bool:
+    """The control plane stable, and no MachineDeployment or MachinePool upgrading, waiting or deferred."""
+    return upgrades.control_plane.is_stable and upgrades.machine_deployments.idle and upgrades.machine_pools.idle
+
+
+class LifecycleHooks:
+    """Calls the hooks around the pipeline for one Cluster and keeps the pending-hooks annotation."""
+
+    def __init__(self, caller: HookCaller, client: Client) -> None:
+        self.caller = caller
+        self.client = client
+
+    async def _call(self, hook: str, cluster: Obj, request: Obj, tracker: HookTracker) -> HookResponse:
+        response = await self.caller.call(hook, cluster, request)
+        tracker.responses[hook] = response
+        return response
+
+    async def before_cluster_create(self, cluster: Obj, tracker: HookTracker) -> HookResponse | None:
+        """While the Cluster has neither an infrastructure nor a control plane ref: may it be created?"""
+        if dig(cluster, "spec", "infrastructureRef") or dig(cluster, "spec", "controlPlaneRef"):
+            return None
+        return await self._call(BEFORE_CLUSTER_CREATE, cluster, {}, tracker)
+
+    async def after_control_plane_initialized(self, cluster: Obj, tracker: HookTracker) -> Obj:
+        """Mark the hook pending at creation; call it once the control plane is initialized. The Cluster after."""
+        if not dig(cluster, "spec", "infrastructureRef") and not dig(cluster, "spec", "controlPlaneRef"):
+            cluster = await self.mark(cluster, pending={AFTER_CONTROL_PLANE_INITIALIZED})
+        if is_pending(cluster, AFTER_CONTROL_PLANE_INITIALIZED) and is_true(cluster, CONTROL_PLANE_INITIALIZED):
+            await self._call(AFTER_CONTROL_PLANE_INITIALIZED, cluster, {}, tracker)
+            cluster = await self.mark(cluster, done={AFTER_CONTROL_PLANE_INITIALIZED})
+        return cluster
+
+    async def after_cluster_upgrade(self, cluster: Obj, upgrades: UpgradeTracker, tracker: HookTracker) -> Obj:
+        """Once the whole Cluster runs the new version, call the hook still pending from the upgrade."""
+        if not is_pending(cluster, AFTER_CLUSTER_UPGRADE) or is_pending(cluster, c.HOOK_AFTER_CONTROL_PLANE_UPGRADE):
+            return cluster
+        if not fully_upgraded(upgrades):
+            return cluster
+        version = str(dig(cluster, "spec", "topology", "version") or "")
+        response = await self._call(AFTER_CLUSTER_UPGRADE, cluster, {"kubernetesVersion": version}, tracker)
+        if response.blocking:
+            return cluster
+        return await self.mark(cluster, done={AFTER_CLUSTER_UPGRADE})
+
+    async def before_cluster_delete(self, cluster: Obj, tracker: HookTracker) -> HookResponse | None:
+        """While a deleting Cluster is not ok to delete: may it go? When it may, say so on the Cluster."""
+        if ANNOTATION_OK_TO_DELETE in annotations_of(cluster):
+            return None
+        response = await self._call(BEFORE_CLUSTER_DELETE, cluster, {}, tracker)
+        if not response.blocking:
+            await self._patch_annotations(cluster, {ANNOTATION_OK_TO_DELETE: ""})
+        return response
+
+    async def mark(self, cluster: Obj, *, pending: Iterable[str] = (), done: Iterable[str] = ()) -> Obj:
+        """Add ``pending`` to and remove ``done`` from the pending-hooks annotation (written at once, if it changes)."""
+        before = pending_hooks(cluster)
+        after = sorted((set(before) | set(pending)) - set(done))
+        if after == before:
+            return cluster
+        return await self._patch_annotations(cluster, {ANNOTATION_PENDING_HOOKS: ",".join(after) if after else None})
+
+    async def _patch_annotations(self, cluster: Obj, annotations: dict[str, str | None]) -> Obj:
+        return await self.client.patch(
+            c.CLUSTER_API_VERSION,
+            c.KIND_CLUSTER,
+            name_of(cluster),
+            {"metadata": {"annotations": annotations}},
+            namespace=namespace_of(cluster),
+        )
+
+
+def requeue_after(tracker: HookTracker) -> float | None:
+    """The smallest non-zero ``retryAfterSeconds`` of this reconcile's answers, if any."""
+    delays = [response.retry_after_seconds for response in tracker.responses.values() if response.retry_after_seconds]
+    return float(min(delays)) if delays else None
