@@ -4,8 +4,9 @@ Tests drive the controllers as upstream's envtest tests do: real API server sema
 or a real kube-apiserver), the controllers running, and the statuses other controllers would write (a
 control plane's version, a MachinePool's nodeRefs, workload Nodes) set by the test itself.
 
-- :class:`CountingClient` wraps the controllers' Client and counts every request by verb, so a test can
-  say "100 reconciles of a converged Cluster made no write and no non-watch read".
+- :class:`FailingClient` wraps the controllers' Client, counts every request by verb (the library's
+  :class:`~clusterclass.kube.counting.CountingClient`), so a test can say "100 reconciles of a converged
+  Cluster made no write and no non-watch read", and can make chosen requests fail.
 - :class:`Env` is one test's world: a namespace of its own, the controllers watching only that namespace,
   a direct (uncounted) client for the test's own writes, in-memory workload Nodes, and helpers to load
   the bundled example ClusterClass into the namespace and wait for things.
@@ -17,8 +18,7 @@ import asyncio
 import contextlib
 import copy
 import random
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,8 @@ from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.controllers import ControllerOptions, Controllers
 from clusterclass.controllers.workload import StaticWorkloadClusters
-from clusterclass.kube.client import Client, ObjectList, Resource, WatchEvent
+from clusterclass.kube.client import Client
+from clusterclass.kube.counting import CountingClient
 from clusterclass.kube.errors import AlreadyExists, NotFound
 from clusterclass.plan.loader import load
 
@@ -41,82 +42,22 @@ CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
 #: a guard, not a speed check: how long a wait may take before the test fails
 GUARD = 30.0
 
-WRITES = ("create", "update", "update_status", "apply", "patch", "delete")
+class FailingClient(CountingClient):
+    """The library's :class:`~clusterclass.kube.counting.CountingClient`, able to make chosen requests fail.
 
-
-class CountingClient:
-    """A :class:`~clusterclass.kube.client.Client` that counts the requests it forwards, by verb.
-
-    A dry-run apply counts as ``apply_dry_run`` (a read with server-side defaulting, not a write).
-    ``fail`` makes chosen requests fail: a callable given the verb and the object (or kind) that
-    returns an exception to raise, or None.
+    ``fail`` is given the verb and the object (or kind) and returns an exception to raise, or None.
     """
 
     def __init__(self, inner: Client) -> None:
-        self.inner = inner
-        self.counts: Counter[str] = Counter()
+        super().__init__(inner)
         self.fail: Callable[[str, Any], Exception | None] | None = None
 
-    def reset(self) -> None:
-        self.counts.clear()
-
-    @property
-    def writes(self) -> int:
-        return sum(self.counts[verb] for verb in WRITES)
-
-    @property
-    def reads(self) -> int:
-        """Non-watch reads: gets, lists and dry runs."""
-        return self.counts["get"] + self.counts["list"] + self.counts["apply_dry_run"]
-
-    def _check(self, verb: str, what: Any) -> None:
-        self.counts[verb] += 1
+    def _count(self, verb: str, what: Any) -> None:
+        super()._count(verb, what)
         if self.fail is not None:
             error = self.fail(verb, what)
             if error is not None:
                 raise error
-
-    async def resource(self, api_version: str, kind: str) -> Resource:
-        return await self.inner.resource(api_version, kind)
-
-    async def get(self, api_version: str, kind: str, name: str, *, namespace: str | None = None) -> Obj:
-        self._check("get", kind)
-        return await self.inner.get(api_version, kind, name, namespace=namespace)
-
-    async def list(self, api_version: str, kind: str, **options: Any) -> ObjectList:
-        self._check("list", kind)
-        return await self.inner.list(api_version, kind, **options)
-
-    def watch(self, api_version: str, kind: str, **options: Any) -> AsyncIterator[WatchEvent]:
-        self.counts["watch"] += 1
-        return self.inner.watch(api_version, kind, **options)
-
-    async def create(self, obj: Obj, **options: Any) -> Obj:
-        self._check("create", obj)
-        return await self.inner.create(obj, **options)
-
-    async def update(self, obj: Obj, **options: Any) -> Obj:
-        self._check("update", obj)
-        return await self.inner.update(obj, **options)
-
-    async def update_status(self, obj: Obj, **options: Any) -> Obj:
-        self._check("update_status", obj)
-        return await self.inner.update_status(obj, **options)
-
-    async def apply(self, obj: Obj, **options: Any) -> Obj:
-        self._check("apply_dry_run" if options.get("dry_run") else "apply", obj)
-        return await self.inner.apply(obj, **options)
-
-    async def patch(self, api_version: str, kind: str, name: str, patch: Any, **options: Any) -> Obj:
-        self._check("patch", kind)
-        return await self.inner.patch(api_version, kind, name, patch, **options)
-
-    async def delete(self, api_version: str, kind: str, name: str, **options: Any) -> Obj | None:
-        self._check("delete", kind)
-        return await self.inner.delete(api_version, kind, name, **options)
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], *, what: str = "the condition") -> None:
@@ -156,7 +97,7 @@ class Env:
     def __init__(self, direct: Client, namespace: str, *, seed: int = 7, topology_workers: int = 2) -> None:
         self.direct = direct
         self.namespace = namespace
-        self.client = CountingClient(direct)
+        self.client = FailingClient(direct)
         self.workload = StaticWorkloadClusters()
         self.seed = seed
         self.topology_workers = topology_workers
