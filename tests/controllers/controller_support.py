@@ -42,6 +42,7 @@ CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
 #: a guard, not a speed check: how long a wait may take before the test fails
 GUARD = 30.0
 
+
 class FailingClient(CountingClient):
     """The library's :class:`~clusterclass.kube.counting.CountingClient`, able to make chosen requests fail.
 
@@ -103,7 +104,8 @@ class Env:
         self.topology_workers = topology_workers
         self.controllers: Controllers | None = None
 
-    def new_controllers(self) -> Controllers:
+    def new_controllers(self, *, through_kubeconfigs: bool = False) -> Controllers:
+        """New controllers; workload Nodes in memory, or (``through_kubeconfigs``) read as on a real cluster."""
         return Controllers(
             self.client,
             ControllerOptions(
@@ -113,7 +115,7 @@ class Env:
                 sync_period=None,
                 rng=random.Random(self.seed),
             ),
-            workload=self.workload,
+            workload=None if through_kubeconfigs else self.workload,
         )
 
     async def start(self) -> Controllers:
