@@ -20,6 +20,7 @@ from controller_support import (
     BOOTSTRAP,
     GENERIC_BOOTSTRAP,
     GENERIC_INFRA,
+    INFRA,
     Env,
     eventually,
     example_class,
@@ -48,11 +49,17 @@ async def referenced(env: Env, topology_name: str, which: str) -> Obj:
     return await env.get(*pool_object(pool, which))
 
 
+#: the example ClusterClass's template of each kind a test changes (the workers')
+TEMPLATE_NAMES = {
+    "KubeadmConfigTemplate": "pools-worker-bootstrap",
+    "DockerMachinePoolTemplate": "pools-pool-machines",
+    "DockerMachineTemplate": "pools-general-machines",
+}
+
+
 async def change_template_and_reconcile(env: Env, kind: str, change: Callable[[Obj], None]) -> None:
     """Change a class template in place (as a user with kubectl), then reconcile until the cache has it."""
-    template = class_objects()[
-        (kind, {"KubeadmConfigTemplate": "pools-worker-bootstrap"}.get(kind, "pools-pool-machines"))
-    ]
+    template = class_objects()[(kind, TEMPLATE_NAMES[kind])]
     change(template)
     applied = (await env.apply(template))[0]
     assert env.controllers is not None
@@ -381,3 +388,77 @@ async def test_cluster_class_changes_reach_both_kinds_of_worker(env: Env) -> Non
         in events
     )
     assert dig(await referenced(env, "mp-0", "bootstrap"), "spec", "preKubeadmCommands") == ["x"]
+
+
+# --- MachineDeployment templates: deleted once nothing uses them ----------------------------------------------------
+
+
+async def test_rotated_templates_stay_while_a_machine_set_uses_them(env: Env) -> None:
+    await env.apply_example()
+    await env.wait_reconciled()
+    md = (await env.machine_deployments())["md-0"]
+    old = md["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+    labels = {c.LABEL_TOPOLOGY_OWNED: "", c.LABEL_CLUSTER_NAME: "demo", c.LABEL_MACHINE_DEPLOYMENT_NAME: name_of(md)}
+    machine_set = {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "MachineSet",
+        "metadata": {"name": f"{name_of(md)}-ms1", "labels": labels},
+        "spec": {"clusterName": "demo", "selector": {"matchLabels": labels}, "template": md["spec"]["template"]},
+    }
+    await env.apply(machine_set)
+
+    async def has_finalizer() -> bool:
+        found = await env.get("cluster.x-k8s.io/v1beta1", "MachineSet", f"{name_of(md)}-ms1")
+        return "machineset.topology.cluster.x-k8s.io" in (found["metadata"].get("finalizers") or [])
+
+    await eventually(has_finalizer, what="the MachineSet helper to add its finalizer")
+    await change_template_and_reconcile(
+        env, "DockerMachineTemplate", lambda t: t["spec"]["template"]["spec"].update(customImage="img:2")
+    )
+    md = (await env.machine_deployments())["md-0"]
+    assert md["spec"]["template"]["spec"]["infrastructureRef"]["name"] != old
+    templates = {name_of(t) for t in await env.list(INFRA, "DockerMachineTemplate")}
+    assert old in templates  # the old MachineSet still uses it
+
+    await env.direct.delete("cluster.x-k8s.io/v1beta1", "MachineSet", f"{name_of(md)}-ms1", namespace=env.namespace)
+
+    async def old_template_gone() -> bool:
+        return old not in {name_of(t) for t in await env.list(INFRA, "DockerMachineTemplate")}
+
+    await eventually(old_template_gone, what="the old template to go with its last MachineSet")
+
+    async def machine_set_gone() -> bool:
+        return await env.list("cluster.x-k8s.io/v1beta1", "MachineSet") == []
+
+    await eventually(machine_set_gone, what="the helper to release the MachineSet")
+
+    # the MachineDeployment removed from the topology takes its templates with it
+    current = {name_of(t) for t in await env.list(INFRA, "DockerMachineTemplate")}
+    cluster = example_cluster()
+    cluster["spec"]["topology"]["workers"]["machineDeployments"] = []
+    await env.apply(cluster)
+
+    async def deployment_gone() -> bool:
+        return await env.machine_deployments() == {}
+
+    await eventually(deployment_gone, what="the MachineDeployment to be deleted (its finalizer removed)")
+    left = {name_of(t) for t in await env.list(INFRA, "DockerMachineTemplate")}
+    assert md["spec"]["template"]["spec"]["infrastructureRef"]["name"] not in left
+    assert left < current
+
+
+async def test_the_provider_s_control_plane_endpoint_is_never_clobbered(env: Env) -> None:
+    """Upstream's ignore paths: an empty desired endpoint leaves the one the provider wrote."""
+    await env.apply_example()
+    cluster = await env.wait_reconciled()
+    ref = cluster["spec"]["infrastructureRef"]
+    await env.direct.patch(
+        ref["apiVersion"],
+        ref["kind"],
+        ref["name"],
+        {"spec": {"controlPlaneEndpoint": {"host": "10.0.0.1", "port": 6443}}},
+        namespace=env.namespace,
+    )
+    await env.reconcile(times=2)
+    infra = await env.get(ref["apiVersion"], ref["kind"], ref["name"])
+    assert infra["spec"]["controlPlaneEndpoint"] == {"host": "10.0.0.1", "port": 6443}

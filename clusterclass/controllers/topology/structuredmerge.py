@@ -140,11 +140,18 @@ def _with_dry_run_annotation(obj: Obj) -> Obj:
 
 
 def _without_fields_v1_annotations(fields: Any) -> Any:
-    annotations = dig(fields, "f:metadata", "f:annotations")
+    """``fieldsV1`` without the dry-run and conversion annotations (leaves are ``{}``: only their parents go
+    when the removal empties them)."""
+    metadata = fields.get("f:metadata") if isinstance(fields, dict) else None
+    annotations = metadata.get("f:annotations") if isinstance(metadata, dict) else None
     if isinstance(annotations, dict):
         for name in (DRY_RUN_ANNOTATION, CONVERSION_DATA_ANNOTATION):
             annotations.pop(f"f:{name}", None)
-    return _prune_empty_maps(fields)
+        if not annotations:
+            del metadata["f:annotations"]  # type: ignore[union-attr]
+            if not metadata:
+                del fields["f:metadata"]
+    return fields
 
 
 def _cleaned(obj: Obj, allowed: Paths) -> Obj:
