@@ -97,3 +97,129 @@ def with_conditions(existing: Sequence[Obj], changes: Sequence[Condition], now: 
     if not changed:
         return None
     return sorted(by_type.values(), key=_order)
+
+
+# --- how Cluster API derives one condition from others -----------------------------------------------
+
+#: the merge priority of a (status, severity) group: the worst comes first
+_GROUP_PRIORITY = {("False", "Error"): 0, ("False", "Warning"): 1, ("False", "Info"): 2, ("True", ""): 3}
+
+
+def condition_of(found: Obj) -> Condition:
+    """A condition dict as a :class:`Condition` (timestamps dropped)."""
+    status = found.get("status")
+    severity = found.get("severity") or ""
+    return Condition(
+        str(found.get("type", "")),
+        status if status in ("True", "False", "Unknown") else "Unknown",
+        str(found.get("reason") or ""),
+        str(found.get("message") or ""),
+        severity if severity in ("Error", "Warning", "Info") and status != "True" else "",  # type: ignore[arg-type]
+    )
+
+
+def _priority(condition: Condition) -> int:
+    if condition.status == "Unknown":
+        return 4
+    return _GROUP_PRIORITY.get((condition.status, condition.severity if condition.status == "False" else ""), 99)
+
+
+def _merge(
+    type_: str, in_scope: Sequence[tuple[Condition, str]], order: Sequence[str], step_counter: int | None
+) -> Condition | None:
+    """The worst (status, severity) group of ``in_scope`` as one condition (Cluster API's merge).
+
+    ``in_scope`` pairs each condition with the name of the object it comes from; reason and message
+    come from the group's first condition in ``order`` (then by source name); ``step_counter`` replaces
+    the message with "<true> of <step_counter> completed".
+    """
+    if not in_scope:
+        return None
+    top = min(_priority(condition) for condition, _ in in_scope)
+    group = [(condition, source) for condition, source in in_scope if _priority(condition) == top]
+    if top == 3:
+        return true(type_)
+    rank = {name: i for i, name in enumerate(order)}
+    first = min(group, key=lambda pair: (rank.get(pair[0].type, len(rank)), pair[0].type, pair[1]))[0]
+    message = first.message
+    if step_counter is not None:
+        done = sum(1 for condition, _ in in_scope if _priority(condition) == 3)
+        message = f"{done} of {step_counter} completed"
+    return Condition(type_, first.status, first.reason, message, first.severity)
+
+
+def summary(
+    obj: Obj,
+    types: Sequence[str],
+    *,
+    step_counter: bool = False,
+    step_counter_if_only: Sequence[str] | None = None,
+) -> Condition | None:
+    """``Ready`` summarising ``types`` of ``obj`` (None when none of them is set: no ``Ready`` then).
+
+    The worst group (False/Error, False/Warning, False/Info, True, Unknown) decides the status and
+    severity; reason and message come from its first condition in the order of ``types``.
+    ``step_counter`` replaces the message with "<true> of <len(types)> completed"; with
+    ``step_counter_if_only``, only while no condition outside those is set, counting those.
+    """
+    present = {str(c.get("type")): c for c in conditions_of(obj)}
+    in_scope = [(condition_of(present[t]), "") for t in types if t in present and t != READY]
+    counter: int | None = None
+    if step_counter:
+        counter = len(types)
+        if step_counter_if_only is not None:
+            only = set(step_counter_if_only)
+            counter = len(step_counter_if_only) if all(c.type in only for c, _ in in_scope) else None
+    return _merge(READY, in_scope, types, counter)
+
+
+def mirror(source: Obj | None, type_: str, fallback_reason: str, fallback_message: str = "") -> Condition:
+    """``source``'s ``Ready`` under the name ``type_``.
+
+    Without one: True when ``status.ready`` is true, else False/``fallback_reason``/Info.
+    """
+    ready = find(source, READY) if source is not None else None
+    if ready is not None:
+        found = condition_of(ready)
+        return Condition(type_, found.status, found.reason, found.message, found.severity)
+    if source is not None and dig(source, "status", "ready") is True:
+        return true(type_)
+    return false(type_, fallback_reason, "Info", fallback_message)
+
+
+def aggregate(children: Sequence[Obj], type_: str) -> Condition | None:
+    """The children's ``Ready`` merged into ``type_``; the reason names its source (``<reason> @ Kind/name``)."""
+    in_scope: list[tuple[Condition, str]] = []
+    for child in children:
+        ready = find(child, READY)
+        if ready is not None:
+            in_scope.append((condition_of(ready), str(dig(child, "metadata", "name") or "")))
+    merged = _merge(type_, in_scope, (), None)
+    if merged is None or merged.status == "True":
+        return merged
+    top = min(_priority(condition) for condition, _ in in_scope)
+    source = min(
+        ((condition, name) for condition, name in in_scope if _priority(condition) == top), key=lambda pair: pair[1]
+    )
+    kind = next((str(c.get("kind")) for c in children if dig(c, "metadata", "name") == source[1]), "")
+    reason = merged.reason if "@" in merged.reason else f"{merged.reason} @ {kind}/{source[1]}"
+    return Condition(type_, merged.status, reason, merged.message, merged.severity)
+
+
+def set_conditions(obj: Obj, changes: Sequence[Condition | None], now: str) -> bool:
+    """Set each of ``changes`` (None skipped) on ``obj``'s ``status.conditions``; whether anything changed."""
+    updated = with_conditions(conditions_of(obj), [c for c in changes if c is not None], now)
+    if updated is None:
+        return False
+    obj.setdefault("status", {})["conditions"] = updated
+    return True
+
+
+def delete_condition(obj: Obj, type_: str) -> bool:
+    """Remove condition ``type_`` from ``obj``; whether it was there."""
+    existing = conditions_of(obj)
+    kept = [c for c in existing if c.get("type") != type_]
+    if len(kept) == len(existing):
+        return False
+    obj.setdefault("status", {})["conditions"] = kept
+    return True

@@ -3,7 +3,7 @@
 A custom resource is decoded by its CRD (:meth:`clusterclass.apiserver.crd.definitions.CrdInfo.decode`). A built-in
 kind has a Go type instead, and kube-apiserver's JSON decoding into it does what this module does
 for the few built-in kinds a management cluster needs (Namespace, Secret, ConfigMap, Event, Lease,
-CustomResourceDefinition):
+CustomResourceDefinition) and a simulated workload cluster adds (Node, Pod):
 
 - ``metadata`` is coerced to ObjectMeta (:func:`~clusterclass.apiserver.objectmeta.coerce_object_meta`);
 - top-level fields the type does not have are dropped, reported as ``unknown field "x"`` (a warning
@@ -65,6 +65,8 @@ KNOWN_FIELDS: dict[KindKey, frozenset[str]] = {
         "reportingInstance",
     },
     ("coordination.k8s.io", "Lease"): _COMMON | {"spec"},
+    ("", "Node"): _COMMON | {"spec", "status"},
+    ("", "Pod"): _COMMON | {"spec", "status"},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _COMMON | {"spec", "status"},
 }
 

@@ -192,6 +192,10 @@ BUILTIN_KINDS: tuple[tuple[str, str, bool, bool, bool], ...] = (
     ("v1", "Event", True, False, False),
     ("coordination.k8s.io/v1", "Lease", True, False, False),
     (CRD_API_VERSION, CRD_KIND, False, True, True),
+    # what a workload cluster's API serves the Cluster API controllers (simulated providers keep Nodes
+    # and the control plane's static Pods in one store per workload cluster)
+    ("v1", "Node", False, True, False),
+    ("v1", "Pod", True, True, False),
 )
 
 #: the alphabet of apiserver's generateName suffixes (no vowels, no confusable characters)
@@ -257,6 +261,8 @@ class MemoryStore:
     ``state_path`` keeps the objects in a SQLite file (:mod:`clusterclass.apiserver.persistence`): every
     write is committed there before it returns, and a store opened on an existing file starts with
     its objects and resourceVersion. ``durability`` ``"NORMAL"`` trades power-loss safety for speed.
+    ``cluster_api_crds`` False starts a new store without the bundled Cluster API CRDs: a workload
+    cluster's API server, which serves Nodes and Pods but no Cluster API kinds.
 
     ``history_size`` (changes kept per kind for watches from a resourceVersion), ``watch_buffer``
     (events a watch may have waiting before it is terminated) and ``bookmark_interval`` (seconds of
@@ -276,8 +282,10 @@ class MemoryStore:
         history_size: int = DEFAULT_HISTORY_SIZE,
         watch_buffer: int = DEFAULT_BUFFER_SIZE,
         bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
+        cluster_api_crds: bool = True,
     ) -> None:
         self._clock = clock
+        self._cluster_api_crds = cluster_api_crds
         self._rng = rng or random.Random()
         self._new_uid = new_uid or (lambda: str(uuid.uuid4()))
         self._lock = threading.RLock()
@@ -307,7 +315,7 @@ class MemoryStore:
             self._bootstrap()
 
     def _bootstrap(self) -> None:
-        """A new cluster: namespace ``default`` and the Cluster API CRDs, all written at resourceVersion 1.
+        """A new cluster: namespace ``default`` and (unless left out) the Cluster API CRDs, at resourceVersion 1.
 
         The CRDs are installed as kube-apiserver would hold them once established (defaulted names,
         ``NamesAccepted`` and ``Established``), as one bootstrap transaction, so a new store starts at
@@ -317,6 +325,8 @@ class MemoryStore:
         """
         with self._writing():
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEFAULT_NAMESPACE}})
+            if not self._cluster_api_crds:
+                return
             now = rfc3339(self._clock())
             parsed = crds.bundled_crd_infos()
             for crd in crds.bundled_crds():

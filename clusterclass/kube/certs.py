@@ -80,6 +80,19 @@ class CertificateAuthority:
             .sign(self._key, hashes.SHA256())
         )
 
+    @classmethod
+    def load(cls, cert_pem: bytes, key_pem: bytes) -> CertificateAuthority:
+        """The CA of an existing certificate and key (a Cluster's ``<cluster>-ca`` Secret, a state directory)."""
+        key = serialization.load_pem_private_key(key_pem, password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):
+            raise ValueError("the CA key is not an ECDSA key")
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        ca = cls.__new__(cls)
+        ca._key = key
+        ca._name = cert.subject
+        ca._cert = cert
+        return ca
+
     @property
     def cert_pem(self) -> bytes:
         return self._cert.public_bytes(serialization.Encoding.PEM)

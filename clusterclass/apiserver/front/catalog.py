@@ -164,6 +164,47 @@ def _string(path: str) -> Callable[[Obj], Any]:
     return lambda obj: dig(obj, *path.split(".")) or ""
 
 
+def _node_status(obj: Obj) -> str:
+    """kubectl's STATUS of a Node: its Ready condition as Ready/NotReady/Unknown, then SchedulingDisabled."""
+    ready = next(
+        (c for c in dig(obj, "status", "conditions") or [] if isinstance(c, dict) and c.get("type") == "Ready"), None
+    )
+    state = "Unknown" if ready is None or ready.get("status") == "Unknown" else (
+        "Ready" if ready.get("status") == "True" else "NotReady"
+    )  # fmt: skip
+    return f"{state},SchedulingDisabled" if dig(obj, "spec", "unschedulable") else state
+
+
+def _node_roles(obj: Obj) -> str:
+    labels = dig(obj, "metadata", "labels") or {}
+    roles = sorted(
+        key.removeprefix("node-role.kubernetes.io/") for key in labels if key.startswith("node-role.kubernetes.io/")
+    )
+    return ",".join(roles) or "<none>"
+
+
+def _node_address(kind: str) -> Callable[[Obj], str]:
+    def value(obj: Obj) -> str:
+        for address in dig(obj, "status", "addresses") or []:
+            if isinstance(address, dict) and address.get("type") == kind:
+                return str(address.get("address") or "")
+        return "<none>"
+
+    return value
+
+
+def _pod_ready(obj: Obj) -> str:
+    statuses = [s for s in dig(obj, "status", "containerStatuses") or [] if isinstance(s, dict)]
+    total = len(dig(obj, "spec", "containers") or []) or len(statuses)
+    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+
+
+def _pod_restarts(obj: Obj) -> int:
+    return sum(
+        int(s.get("restartCount") or 0) for s in dig(obj, "status", "containerStatuses") or [] if isinstance(s, dict)
+    )
+
+
 #: kube-apiserver's own names and columns of the built-in kinds the store may serve
 BUILTIN: dict[tuple[str, str], Description] = {
     ("", "Namespace"): Description(
@@ -197,6 +238,37 @@ BUILTIN: dict[tuple[str, str], Description] = {
     ),
     ("coordination.k8s.io", "Lease"): Description(
         "lease", (), (), (NAME, Column("Holder", "string", _string("spec.holderIdentity")), AGE)
+    ),
+    ("", "Node"): Description(
+        "node",
+        ("no",),
+        (),
+        (
+            NAME,
+            Column("Status", "string", _node_status),
+            Column("Roles", "string", _node_roles),
+            AGE,
+            Column("Version", "string", _string("status.nodeInfo.kubeletVersion")),
+            Column("Internal-IP", "string", _node_address("InternalIP"), priority=1),
+            Column("External-IP", "string", _node_address("ExternalIP"), priority=1),
+            Column("OS-Image", "string", _string("status.nodeInfo.osImage"), priority=1),
+            Column("Kernel-Version", "string", _string("status.nodeInfo.kernelVersion"), priority=1),
+            Column("Container-Runtime", "string", _string("status.nodeInfo.containerRuntimeVersion"), priority=1),
+        ),
+    ),
+    ("", "Pod"): Description(
+        "pod",
+        ("po",),
+        ("all",),
+        (
+            NAME,
+            Column("Ready", "string", _pod_ready),
+            Column("Status", "string", lambda o: dig(o, "status", "reason") or dig(o, "status", "phase") or ""),
+            Column("Restarts", "string", _pod_restarts),
+            AGE,
+            Column("IP", "string", lambda o: dig(o, "status", "podIP") or "<none>", priority=1),
+            Column("Node", "string", lambda o: dig(o, "spec", "nodeName") or "<none>", priority=1),
+        ),
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): Description(
         "customresourcedefinition",

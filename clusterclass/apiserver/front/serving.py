@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import socket
 import ssl
 import tempfile
 import threading
@@ -142,13 +143,23 @@ async def start(
     port: int = 0,
     credentials: Credentials | None = None,
     require_client_cert: bool = True,
+    sock: socket.socket | None = None,
 ) -> RunningServer:
-    """Serve ``store`` over TLS on ``host:port`` (``0``: a free port) on the running loop."""
+    """Serve ``store`` over TLS on ``host:port`` (``0``: a free port) on the running loop.
+
+    ``sock``, a socket already bound (to hold a port before anything answers on it), is listened
+    on instead of ``host:port``.
+    """
     credentials = credentials or Credentials.generate()
     app = make_app(store, require_client_cert=require_client_cert)
     runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=SHUTDOWN_TIMEOUT, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=server_ssl_context(credentials))
+    site: web.BaseSite
+    if sock is not None:
+        host = sock.getsockname()[0]
+        site = web.SockSite(runner, sock, ssl_context=server_ssl_context(credentials))
+    else:
+        site = web.TCPSite(runner, host, port, ssl_context=server_ssl_context(credentials))
     try:
         await site.start()
     except BaseException:

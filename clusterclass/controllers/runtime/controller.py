@@ -24,7 +24,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.controllers.runtime import logs
 from clusterclass.controllers.runtime.predicates import Predicate
 from clusterclass.errors import ClusterClassError
-from clusterclass.kube.errors import ApiError
+from clusterclass.kube.errors import ApiError, Conflict
 from clusterclass.kube.informer import EventHandler, Informer
 from clusterclass.kube.workqueue import Clock, RateLimiter, WorkQueue, run_workers
 
@@ -168,7 +168,9 @@ class Controller:
     def _failed(self, key: str, error: Exception) -> None:
         # errors a user or another writer causes are one line; anything else is a bug: show the traceback
         with logs.reconcile_scope(self.name, key):
-            if isinstance(error, ClusterClassError | ApiError):
+            if isinstance(error, Conflict):  # another writer was first: routine, the retry reads the new state
+                logger.debug("reconcile conflicted, requeued with backoff: %s", error)
+            elif isinstance(error, ClusterClassError | ApiError):
                 logger.warning("reconcile failed, requeued with backoff: %s", error)
             else:
                 logger.error("reconcile failed, requeued with backoff", exc_info=error)
