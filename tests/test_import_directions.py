@@ -31,6 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     "kube": BASE | {"api"},
     "apiserver": BASE | {"api", "schema", "kube"},
     "controllers": BASE | {"api", "schema", "topology", "kube"},
+    "sim": BASE | {"api", "schema", "topology", "kube", "apiserver", "controllers"},
+    "describe": BASE | {"api", "kube"},
 }
 
 

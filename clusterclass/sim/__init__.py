@@ -1,0 +1,106 @@
+"""Simulated providers: Cluster API's core controllers, kubeadm and Docker, with simulated workload clusters.
+
+Everything a ClusterClass-based Cluster needs besides the topology controller, as controllers over
+the same :class:`~clusterclass.kube.client.Client` and controller runtime, so they run on the
+embedded management cluster and against a real kube-apiserver alike:
+
+- ``core/``: the Cluster, MachineDeployment, MachineSet, Machine and MachinePool controllers;
+- ``kubeadm/``: the KubeadmControlPlane and KubeadmConfig (bootstrap) providers, with the Cluster's
+  certificates and kubeconfig Secret;
+- ``docker/``: DockerCluster, DockerMachine and DockerMachinePool — the quick-start's infrastructure,
+  with each machine's kubelet (``kubelet``);
+- ``workload``: a small API server per Cluster holding its Nodes and static Pods, served on the
+  control-plane endpoint, reached through the ``<cluster>-kubeconfig`` Secret like a real one;
+- ``timing``: how long each step takes (seeded jitter, zero for tests) and injected failures.
+
+:class:`Simulation` puts them on a :class:`~clusterclass.controllers.runtime.manager.Manager` — usually
+the topology controllers' own, so all share one set of informers::
+
+    controllers = Controllers(client)
+    simulation = Simulation(controllers.manager, timing=timing.NONE)
+    await simulation.setup()
+    await controllers.start()
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.sim.base import DEFAULT_WORKERS, ProviderController, SimContext
+from clusterclass.sim.core.cluster import ClusterController
+from clusterclass.sim.core.machine import MachineController
+from clusterclass.sim.core.machinedeployment import MachineDeploymentController
+from clusterclass.sim.core.machinepool import MachinePoolController
+from clusterclass.sim.core.machineset import MachineSetController
+from clusterclass.sim.docker.cluster import DockerClusterController
+from clusterclass.sim.docker.machine import DockerMachineController
+from clusterclass.sim.docker.machinepool import DockerMachinePoolController
+from clusterclass.sim.kubeadm.bootstrap import KubeadmConfigController
+from clusterclass.sim.kubeadm.controlplane import KubeadmControlPlaneController
+from clusterclass.sim.timing import NONE, Timing
+from clusterclass.sim.workload import WorkloadClusters
+
+#: every simulated controller, in the order they are set up
+PROVIDERS: tuple[type[ProviderController], ...] = (
+    ClusterController,
+    MachineDeploymentController,
+    MachineSetController,
+    MachineController,
+    MachinePoolController,
+    KubeadmControlPlaneController,
+    KubeadmConfigController,
+    DockerClusterController,
+    DockerMachineController,
+    DockerMachinePoolController,
+)
+
+
+class Simulation:
+    """The simulated providers on ``manager`` (module doc).
+
+    ``workloads`` holds the simulated workload clusters (default: in memory); ``timing`` the step
+    durations and failures; ``rng`` the random name suffixes; ``runtime_sdk`` whether a Cluster with
+    a topology waits for the topology controller's ok-to-delete before its deletion proceeds.
+    """
+
+    def __init__(
+        self,
+        manager: Manager,
+        *,
+        workloads: WorkloadClusters | None = None,
+        timing: Timing | None = None,
+        rng: random.Random | None = None,
+        runtime_sdk: bool = True,
+        workers: int = DEFAULT_WORKERS,
+        wall: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.workloads = workloads or WorkloadClusters()
+        self.context = SimContext(
+            manager,
+            self.workloads,
+            timing=timing or NONE,
+            rng=rng or random.Random(),
+            runtime_sdk=runtime_sdk,
+            workers=workers,
+            wall=wall or (lambda: datetime.now(UTC)),
+        )
+        self.providers = [provider(self.context) for provider in PROVIDERS]
+
+    async def setup(self) -> Simulation:
+        """Register every provider's informers, watches and controller (before the manager starts)."""
+        for provider in self.providers:
+            await provider.setup()
+        return self
+
+    async def close(self) -> None:
+        """Stop serving the workload clusters (call after the manager has stopped)."""
+        await self.workloads.close()
+
+    def provider(self, name: str) -> ProviderController:
+        return next(p for p in self.providers if p.name == name)
+
+
+__all__ = ["PROVIDERS", "Simulation", "Timing", "WorkloadClusters"]

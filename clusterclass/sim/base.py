@@ -1,0 +1,345 @@
+"""What every simulated provider controller shares: the context, reads from the caches, writes as patches.
+
+A provider controller here is what one of upstream's is: a reconcile of one kind, fed by watches on
+that kind and on the kinds it depends on, reading from the manager's shared informers and writing
+with the :class:`~clusterclass.kube.client.Client` — so it runs unchanged against the embedded store
+and against a real kube-apiserver.
+
+Writes are merge patches computed from the object as read and the object as the reconcile left it
+(upstream's patch helper does the same), sent with the resourceVersion read: if anything changed the
+object in between, the write is refused with a Conflict and the key is reconciled again from the new
+state, so a stale cache never overwrites another writer's change (the topology controller's
+``TopologyReconciled`` condition on a Cluster, for one). Nothing is sent when nothing changed, which
+is why a simulation at steady state, or restarted at steady state, writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from clusterclass.api import constants as c
+from clusterclass.api.merge_patch import create_merge_patch
+from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
+from clusterclass.controllers.runtime.controller import Controller, ToKeys, key_of, split_key
+from clusterclass.controllers.runtime.events import EventRecorder
+from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.controllers.runtime.predicates import Predicate, is_paused
+from clusterclass.kube.client import Client
+from clusterclass.kube.errors import NotFound
+from clusterclass.kube.gotext import rfc3339
+from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.kube.informer import Informer
+from clusterclass.sim.timing import NONE, Timing
+from clusterclass.sim.workload import WorkloadClusters
+
+logger = logging.getLogger(__name__)
+
+#: the field manager of the providers' patches: controller-runtime's default, the binary's name
+FIELD_MANAGER = "manager"
+#: the alphabet of Cluster API's random name suffixes (apiserver's generateName alphabet)
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: the simulated providers' default workers per controller (controller-runtime's default is 1, CAPI's 10)
+DEFAULT_WORKERS = 4
+
+
+@dataclass
+class SimContext:
+    """What the provider controllers of one simulation share."""
+
+    manager: Manager
+    workloads: WorkloadClusters
+    timing: Timing = field(default_factory=lambda: NONE)
+    rng: random.Random = field(default_factory=random.Random)
+    #: wall-clock time, for timestamps the objects carry
+    wall: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    #: the RuntimeSDK feature gate: a Cluster with a topology is deleted only once ok-to-delete
+    runtime_sdk: bool = True
+    workers: int = DEFAULT_WORKERS
+
+    def now(self) -> str:
+        """ "Now" as Kubernetes writes it (RFC 3339, whole seconds)."""
+        return rfc3339(self.wall())
+
+    def suffix(self, length: int = 5) -> str:
+        return "".join(self.rng.choice(NAME_ALPHABET) for _ in range(length))
+
+    def lower_alphanumeric(self, length: int) -> str:
+        return "".join(self.rng.choice(string.digits + string.ascii_lowercase) for _ in range(length))
+
+
+def cluster_name_of(obj: Obj) -> str | None:
+    """The Cluster an object belongs to: ``spec.clusterName``, else the cluster-name label."""
+    return dig(obj, "spec", "clusterName") or labels_of(obj).get(c.LABEL_CLUSTER_NAME)
+
+
+def has_owner(obj: Obj, kind: str, name: str | None = None, *, controller: bool | None = None) -> bool:
+    for ref in dig(obj, "metadata", "ownerReferences") or []:
+        if ref.get("kind") != kind or (name is not None and ref.get("name") != name):
+            continue
+        if controller is None or bool(ref.get("controller")) == controller:
+            return True
+    return False
+
+
+def controller_of(obj: Obj) -> Obj | None:
+    """The ownerReference with ``controller: true``, if any."""
+    return next((ref for ref in dig(obj, "metadata", "ownerReferences") or [] if ref.get("controller")), None)
+
+
+def owner_reference(owner: Obj, *, controller: bool = False) -> Obj:
+    ref: Obj = {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": name_of(owner),
+        "uid": dig(owner, "metadata", "uid"),
+    }
+    if controller:
+        ref["controller"] = True
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def ensure_owner(obj: Obj, owner: Obj, *, controller: bool = False) -> None:
+    """Give ``obj`` an ownerReference to ``owner`` (replacing one to the same kind and name, so a
+    recreated owner's new uid is taken); a controller reference is set only if ``obj`` has no other
+    controller (upstream refuses to take an object another controller owns)."""
+    refs = list(dig(obj, "metadata", "ownerReferences") or [])
+    wanted = owner_reference(owner, controller=controller)
+    group = group_of(str(owner["apiVersion"]))
+    for i, ref in enumerate(refs):
+        if ref.get("kind") == owner["kind"] and ref.get("name") == name_of(owner):
+            if group_of(str(ref.get("apiVersion", ""))) != group:
+                continue
+            merged = {**ref, **wanted}
+            if not controller and ref.get("controller"):
+                merged["controller"] = True
+                merged["blockOwnerDeletion"] = ref.get("blockOwnerDeletion", True)
+            refs[i] = merged
+            obj["metadata"]["ownerReferences"] = refs
+            return
+    if controller:
+        other = controller_of(obj)
+        if other is not None:
+            raise OwnedByAnother(
+                f"{obj.get('kind')} {name_of(obj)} is already controlled by {other.get('kind')} {other.get('name')}"
+            )
+    refs.append(wanted)
+    obj.setdefault("metadata", {})["ownerReferences"] = refs
+
+
+def remove_owner(obj: Obj, kind: str, name: str) -> None:
+    refs = [
+        ref
+        for ref in dig(obj, "metadata", "ownerReferences") or []
+        if not (ref.get("kind") == kind and ref.get("name") == name)
+    ]
+    obj["metadata"]["ownerReferences"] = refs
+    if not refs:
+        del obj["metadata"]["ownerReferences"]
+
+
+class OwnedByAnother(Exception):
+    """An object another controller already controls."""
+
+
+def add_finalizer(obj: Obj, finalizer: str) -> bool:
+    finalizers = list(dig(obj, "metadata", "finalizers") or [])
+    if finalizer in finalizers:
+        return False
+    obj.setdefault("metadata", {})["finalizers"] = [*finalizers, finalizer]
+    return True
+
+
+def remove_finalizer(obj: Obj, finalizer: str) -> bool:
+    finalizers = list(dig(obj, "metadata", "finalizers") or [])
+    if finalizer not in finalizers:
+        return False
+    finalizers.remove(finalizer)
+    if finalizers:
+        obj["metadata"]["finalizers"] = finalizers
+    else:
+        obj["metadata"].pop("finalizers", None)
+    return True
+
+
+def set_label(obj: Obj, key: str, value: str) -> None:
+    obj.setdefault("metadata", {}).setdefault("labels", {})[key] = value
+
+
+def deleting(obj: Obj) -> bool:
+    return bool(dig(obj, "metadata", "deletionTimestamp"))
+
+
+def ref_matches(ref: Obj | None, obj: Obj) -> bool:
+    """Whether an object reference (apiVersion's group, kind, name) names ``obj``."""
+    return (
+        isinstance(ref, dict)
+        and ref.get("kind") == obj.get("kind")
+        and ref.get("name") == name_of(obj)
+        and group_of(str(ref.get("apiVersion", ""))) == group_of(str(obj.get("apiVersion", "")))
+    )
+
+
+async def write(manager: Manager, before: Obj, after: Obj) -> Obj:
+    """Send what changed from ``before`` to ``after`` as merge patches (object, then status).
+
+    Both carry the resourceVersion read, so a concurrent change makes them Conflict (module doc).
+    Returns the object as written (``before`` itself when nothing changed).
+    """
+    api_version, kind = str(after["apiVersion"]), str(after["kind"])
+    name, namespace = name_of(after), namespace_of(after) or None
+    version = dig(before, "metadata", "resourceVersion")
+    main_before = {k: v for k, v in before.items() if k != "status"}
+    main_after = {k: v for k, v in after.items() if k != "status"}
+    result = before
+    patch = create_merge_patch(main_before, main_after)
+    if patch:
+        patch.setdefault("metadata", {})["resourceVersion"] = version
+        result = await manager.client.patch(
+            api_version, kind, name, patch, namespace=namespace, field_manager=FIELD_MANAGER
+        )
+        version = dig(result, "metadata", "resourceVersion")
+    status_patch = create_merge_patch({"status": before.get("status") or {}}, {"status": after.get("status") or {}})
+    if status_patch:
+        status_patch["metadata"] = {"resourceVersion": version}
+        result = await manager.client.patch(
+            api_version, kind, name, status_patch, namespace=namespace, field_manager=FIELD_MANAGER, status=True
+        )
+    return result
+
+
+class ProviderController:
+    """One simulated controller: a reconcile of :attr:`kind` with its watches (module doc).
+
+    Subclasses set :attr:`name`, :attr:`api_version` and :attr:`kind`, implement :meth:`reconcile`
+    (given the cached object, shared and read-only: change a :func:`json_copy` and :meth:`write` it;
+    return seconds to requeue or None) and add watches in :meth:`setup_watches`.
+    """
+
+    name = ""
+    api_version = ""
+    kind = ""
+
+    def __init__(self, context: SimContext) -> None:
+        self.context = context
+        self.manager = context.manager
+        self.timing = context.timing
+        self.controller = Controller(self.name, self._reconcile, workers=context.workers, clock=self.manager.clock)
+        self.events: EventRecorder = self.manager.event_recorder(self.name)
+        self.informer: Informer | None = None
+        self._dynamic: set[tuple[str, str]] = set()
+
+    async def setup(self) -> None:
+        self.informer = await self.manager.informer(self.api_version, self.kind)
+        self.controller.watch(self.informer)
+        await self.setup_watches()
+        self.manager.add(self.controller)
+
+    async def setup_watches(self) -> None:
+        """Watches besides the controller's own kind."""
+
+    async def _reconcile(self, key: str) -> float | None:
+        assert self.informer is not None
+        namespace, name = split_key(key)
+        found = self.informer.get(name, namespace)
+        if found is None:
+            return await self.gone(namespace or "", name)
+        return await self.reconcile(found)
+
+    async def reconcile(self, current: Obj) -> float | None:
+        raise NotImplementedError
+
+    async def gone(self, namespace: str, name: str) -> float | None:
+        """The object was deleted (a chance to drop what was kept for it)."""
+        return None
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    async def watched_informer(self, api_version: str, kind: str, to_keys: ToKeys) -> Informer:
+        """The shared informer of ``kind``; the first call also maps its events to keys of this controller."""
+        informer = await self.manager.informer(api_version, kind)
+        marker = (group_of(api_version), kind)
+        if marker not in self._dynamic:
+            self._dynamic.add(marker)
+            self.controller.watch(informer, to_keys)
+        return informer
+
+    async def get_ref(self, ref: Obj | None, namespace: str, to_keys: ToKeys | None = None) -> Obj | None:
+        """The object ``ref`` names (from the cache), watching its kind mapped by ``to_keys``
+        (default: through its controller ownerReference of this controller's kind)."""
+        if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
+            return None
+        informer = await self.watched_informer(
+            str(ref.get("apiVersion", "")), str(ref["kind"]), to_keys or self.through_controller
+        )
+        return informer.get(str(ref["name"]), str(ref.get("namespace") or namespace))
+
+    def through_controller(self, obj: Obj) -> list[str]:
+        """Map an object to the key of its controller, when that is of this controller's kind."""
+        owner = controller_of(obj)
+        if owner is None or owner.get("kind") != self.kind:
+            return []
+        return [f"{namespace_of(obj)}/{owner.get('name')}"]
+
+    def through_owner(self, obj: Obj) -> list[str]:
+        """Map an object to every owner of this controller's kind."""
+        return [
+            f"{namespace_of(obj)}/{ref.get('name')}"
+            for ref in dig(obj, "metadata", "ownerReferences") or []
+            if ref.get("kind") == self.kind
+        ]
+
+    async def cluster(self, namespace: str, name: str | None) -> Obj | None:
+        if not name:
+            return None
+        clusters = await self.manager.informer(c.CLUSTER_API_VERSION, c.KIND_CLUSTER)
+        return clusters.get(name, namespace)
+
+    def in_cluster(self, informer: Informer, namespace: str, cluster: str) -> list[Obj]:
+        """Objects of ``informer`` labelled with ``cluster`` as their cluster-name, in ``namespace``."""
+        return [
+            obj
+            for obj in informer.by_index(LABEL_INDEX, f"{c.LABEL_CLUSTER_NAME}={cluster}")
+            if namespace_of(obj) == namespace
+        ]
+
+    def of_cluster(self, cluster: Obj) -> list[str]:
+        """Keys of this controller's objects in ``cluster`` (a Cluster watch's mapping)."""
+        assert self.informer is not None
+        return [key_of(obj) for obj in self.in_cluster(self.informer, namespace_of(cluster), name_of(cluster))]
+
+    async def watch_clusters(self, *predicates: Predicate) -> None:
+        clusters = await self.manager.informer(c.CLUSTER_API_VERSION, c.KIND_CLUSTER)
+        self.controller.watch(clusters, self.of_cluster, *predicates)
+
+    @staticmethod
+    def paused(obj: Obj, cluster: Obj | None) -> bool:
+        return is_paused(obj) or (cluster is not None and is_paused(cluster))
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    async def write(self, before: Obj, after: Obj) -> Obj:
+        return await write(self.manager, before, after)
+
+    def annotations_for_failures(self, obj: Obj, cluster: Obj | None) -> Iterable[dict[str, str]]:
+        return [annotations_of(obj), annotations_of(cluster)] if cluster is not None else [annotations_of(obj)]
+
+
+def requeue_min(*values: float | None) -> float | None:
+    """The soonest of several requeue requests (None: none asked)."""
+    asked = [v for v in values if v is not None]
+    return min(asked) if asked else None
+
+
+async def delete_if_present(client: Client, api_version: str, kind: str, name: str, namespace: str | None) -> bool:
+    """Delete an object; whether it was there (a NotFound is no error: someone deleted it already)."""
+    try:
+        await client.delete(api_version, kind, name, namespace=namespace or None)
+    except NotFound:
+        return False
+    return True

@@ -1,0 +1,232 @@
+"""The DockerMachinePool provider (providers-spec §2.9.3): a MachinePool's instances as DockerMachines.
+
+As CAPD v1.6 does it, a DockerMachinePool backs its pool with MachinePool Machines: it sets
+``status.infrastructureMachineKind: DockerMachine`` and creates one DockerMachine per instance
+(``worker-<6 characters>``, labelled with the pool and owned — not controlled — by the
+DockerMachinePool); the MachinePool controller gives each a Machine, which then provisions it like
+any other. An instance's image is fixed when it is created: ``spec.template.customImage``, else
+``kindest/node:<MachinePool version>`` (kept on the DockerMachine as
+:data:`~clusterclass.sim.docker.machine.ANNOTATION_IMAGE`, standing in for the container's image).
+
+Rollout: when the MachinePool's version or the custom image changes, no instance matches any more
+and all ``replicas`` replacements are created at once; as they become ready, the surplus is deleted
+through the instances' Machines, outdated ones first. ``spec.providerIDList`` lists the instances'
+providerIDs, and the pool is ready only while exactly ``replicas`` instances exist and all have one.
+Bootstrap-config, ``preLoadImages`` or ``extraMounts`` changes replace nothing, as upstream.
+"""
+
+from __future__ import annotations
+
+from clusterclass.api import constants as c
+from clusterclass.api.conditions import READY, false, find, set_conditions, summary, true
+from clusterclass.api.jsoncopy import json_copy
+from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.sim.base import (
+    ProviderController,
+    add_finalizer,
+    controller_of,
+    delete_if_present,
+    deleting,
+    owner_reference,
+    remove_finalizer,
+)
+from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION
+from clusterclass.sim.docker.machine import (
+    ANNOTATION_IMAGE,
+    ANNOTATION_VERSION,
+    DOCKER_MACHINE,
+    LABEL_POOL_NAME,
+)
+
+DOCKER_MACHINE_POOL = "DockerMachinePool"
+FINALIZER = "dockermachinepool.infrastructure.cluster.x-k8s.io"
+REPLICAS_READY = "ReplicasReady"
+ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
+TEMPLATE_FIELDS = ("customImage", "preLoadImages", "extraMounts")
+
+
+def image_for(version: str | None, custom_image: str | None) -> str:
+    return custom_image or f"kindest/node:{version}"
+
+
+class DockerMachinePoolController(ProviderController):
+    name = "dockermachinepool-controller"
+    api_version = INFRASTRUCTURE_API_VERSION
+    kind = DOCKER_MACHINE_POOL
+
+    async def setup_watches(self) -> None:
+        self.pools = await self.watched_informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL, self._of_pool)
+        self.docker_machines = await self.watched_informer(
+            INFRASTRUCTURE_API_VERSION, DOCKER_MACHINE, self.through_owner
+        )
+        self.machines = await self.watched_informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE, self._of_machine)
+        await self.watch_clusters()
+
+    def _of_pool(self, pool: Obj) -> list[str]:
+        ref = dig(pool, "spec", "template", "spec", "infrastructureRef")
+        if isinstance(ref, dict) and ref.get("kind") == DOCKER_MACHINE_POOL:
+            return [f"{namespace_of(pool)}/{ref.get('name')}"]
+        return []
+
+    def _of_machine(self, machine: Obj) -> list[str]:
+        """A MachinePool Machine wakes the DockerMachinePool of its DockerMachine (deletions, annotations)."""
+        ref = dig(machine, "spec", "infrastructureRef") or {}
+        if ref.get("kind") != DOCKER_MACHINE or LABEL_POOL_NAME not in labels_of(machine):
+            return []
+        docker_machine = self.docker_machines.get(str(ref.get("name")), namespace_of(machine))
+        return self.through_owner(docker_machine) if docker_machine is not None else []
+
+    def _instances(self, docker_pool: Obj) -> list[Obj]:
+        uid = dig(docker_pool, "metadata", "uid")
+        return [
+            m
+            for m in self.docker_machines.list(namespace_of(docker_pool))
+            if any(ref.get("uid") == uid for ref in dig(m, "metadata", "ownerReferences") or [])
+        ]
+
+    def _machine_of(self, instance: Obj) -> Obj | None:
+        owner = controller_of(instance)
+        if owner is None or owner.get("kind") != c.KIND_MACHINE:
+            return None
+        return self.machines.get(str(owner.get("name")), namespace_of(instance))
+
+    async def reconcile(self, current: Obj) -> float | None:
+        owner = controller_of(current)
+        if owner is None or owner.get("kind") != c.KIND_MACHINE_POOL:
+            return None
+        namespace = namespace_of(current)
+        pool = self.pools.get(str(owner.get("name")), namespace)
+        if pool is None:
+            return None
+        cluster = await self.cluster(namespace, labels_of(pool).get(c.LABEL_CLUSTER_NAME))
+        if self.paused(current, cluster):
+            return None
+        docker_pool = json_copy(current)
+        instances = self._instances(docker_pool)
+        if deleting(docker_pool):
+            return await self._delete(current, docker_pool, instances)
+        if cluster is None:
+            return None
+        status = docker_pool.setdefault("status", {})
+        added = add_finalizer(docker_pool, FINALIZER)
+        if added or status.get("infrastructureMachineKind") != DOCKER_MACHINE:
+            status["infrastructureMachineKind"] = DOCKER_MACHINE
+            await self.write(current, docker_pool)
+            return None
+        if not dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName"):
+            return None
+        requeue = await self._instances_in_step(docker_pool, pool, cluster, instances)
+        set_conditions(docker_pool, [summary(docker_pool, [REPLICAS_READY])], self.context.now())
+        status["observedGeneration"] = dig(docker_pool, "metadata", "generation")
+        await self.write(current, docker_pool)
+        return requeue
+
+    async def _instances_in_step(self, docker_pool: Obj, pool: Obj, cluster: Obj, instances: list[Obj]) -> float | None:
+        namespace = namespace_of(docker_pool)
+        replicas = int(dig(pool, "spec", "replicas") if dig(pool, "spec", "replicas") is not None else 1)
+        version = dig(pool, "spec", "template", "spec", "version")
+        template = dig(docker_pool, "spec", "template") or {}
+        wanted = image_for(version, template.get("customImage"))
+        live = [m for m in instances if not deleting(m)]
+        matching = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) == wanted]
+        domains = list(dig(pool, "spec", "failureDomains") or [])
+        for _ in range(max(replicas - len(matching), 0)):
+            suffix = self.context.lower_alphanumeric(6)
+            spec = {field: json_copy(template[field]) for field in TEMPLATE_FIELDS if template.get(field)}
+            labels = {c.LABEL_CLUSTER_NAME: name_of(cluster), LABEL_POOL_NAME: name_of(pool)}
+            if domains:
+                labels["docker.sim.clusterclass.dev/failure-domain"] = self.context.rng.choice(domains)
+            created = await self.manager.client.create(
+                {
+                    "apiVersion": INFRASTRUCTURE_API_VERSION,
+                    "kind": DOCKER_MACHINE,
+                    "metadata": {
+                        "name": f"worker-{suffix}",
+                        "namespace": namespace,
+                        "labels": labels,
+                        "annotations": {ANNOTATION_IMAGE: wanted, ANNOTATION_VERSION: str(version or "")},
+                        "ownerReferences": [owner_reference(docker_pool)],
+                    },
+                    "spec": spec,
+                }
+            )
+            live.append(created)
+        # the delete-machine annotation of an instance's Machine marks the instance first in line
+        for i, instance in enumerate(live):
+            machine = self._machine_of(instance)
+            if (
+                machine is not None
+                and ANNOTATION_DELETE_MACHINE in annotations_of(machine)
+                and ANNOTATION_DELETE_MACHINE not in annotations_of(instance)
+            ):
+                marked = json_copy(instance)
+                marked["metadata"].setdefault("annotations", {})[ANNOTATION_DELETE_MACHINE] = annotations_of(machine)[
+                    ANNOTATION_DELETE_MACHINE
+                ]
+                live[i] = await self.write(instance, marked)
+
+        def ready(instance: Obj) -> bool:
+            condition = find(instance, READY)
+            return dig(instance, "status", "ready") is True or (
+                condition is not None and condition.get("status") == "True"
+            )
+
+        over = sum(1 for m in live if ready(m)) - replicas
+        if over > 0:
+            outdated = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) != wanted]
+            current = [m for m in live if m not in outdated and ready(m)]
+            marked_first = sorted(
+                outdated, key=lambda m: (ANNOTATION_DELETE_MACHINE not in annotations_of(m), name_of(m))
+            )
+            marked_first += sorted(
+                current, key=lambda m: (ANNOTATION_DELETE_MACHINE not in annotations_of(m), name_of(m))
+            )
+            for instance in marked_first:
+                if over <= 0:
+                    break
+                machine = self._machine_of(instance)
+                if machine is None:
+                    continue
+                if not deleting(machine):
+                    await delete_if_present(
+                        self.manager.client, c.CLUSTER_API_VERSION, c.KIND_MACHINE, name_of(machine), namespace
+                    )
+                over -= 1
+        remaining = [m for m in self._instances(docker_pool) if not deleting(m)] or live
+        remaining = [m for m in remaining if not deleting(m)]
+        provider_ids = [
+            str(dig(m, "spec", "providerID")) for m in sorted(remaining, key=name_of) if dig(m, "spec", "providerID")
+        ]
+        docker_pool["spec"]["providerIDList"] = provider_ids
+        if not docker_pool["spec"].get("providerID"):
+            docker_pool["spec"]["providerID"] = f"docker:////{name_of(cluster)}-dmp-{name_of(docker_pool)}"
+        status = docker_pool["status"]
+        status["replicas"] = len(remaining)
+        now = self.context.now()
+        if len(provider_ids) == replicas and len(remaining) == replicas:
+            status["ready"] = True
+            set_conditions(docker_pool, [true(REPLICAS_READY)], now)
+            return None
+        status["ready"] = False
+        set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
+        return self.timing.requeue(10)
+
+    async def _delete(self, current: Obj, docker_pool: Obj, instances: list[Obj]) -> float | None:
+        namespace = namespace_of(docker_pool)
+        for instance in instances:
+            machine = self._machine_of(instance)
+            if machine is not None:
+                if not deleting(machine):
+                    await delete_if_present(
+                        self.manager.client, c.CLUSTER_API_VERSION, c.KIND_MACHINE, name_of(machine), namespace
+                    )
+            elif not deleting(instance):
+                await delete_if_present(
+                    self.manager.client, INFRASTRUCTURE_API_VERSION, DOCKER_MACHINE, name_of(instance), namespace
+                )
+        if instances:
+            return self.timing.requeue(10)
+        released = json_copy(current)
+        if remove_finalizer(released, FINALIZER):
+            await self.write(current, released)
+        return None
