@@ -16,6 +16,7 @@ from rich.console import Console
 from clusterclass import __version__
 from clusterclass.cli.apiserver import apiserver
 from clusterclass.cli.describe import describe
+from clusterclass.cli.up import up
 from clusterclass.cli.validate import validate
 from clusterclass.errors import ClusterClassError
 from clusterclass.plan.loader import load
@@ -79,6 +80,7 @@ def plan(files: tuple[str, ...], cluster: str | None, output: str, seed: int | N
 
 
 cli.add_command(validate)
+cli.add_command(up)
 cli.add_command(apiserver)
 cli.add_command(describe)
 

@@ -28,17 +28,26 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from clusterclass.api.objects import dig, namespace_of
 from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.kube.errors import ApiError
 from clusterclass.sim.base import DEFAULT_WORKERS, ProviderController, SimContext
 from clusterclass.sim.core.cluster import ClusterController
 from clusterclass.sim.core.machine import MachineController
 from clusterclass.sim.core.machinedeployment import MachineDeploymentController
 from clusterclass.sim.core.machinepool import MachinePoolController
 from clusterclass.sim.core.machineset import MachineSetController
-from clusterclass.sim.docker.cluster import DockerClusterController
+from clusterclass.sim.docker.cluster import (
+    DOCKER_CLUSTER,
+    INFRASTRUCTURE_API_VERSION,
+    DockerClusterController,
+    owning_cluster,
+)
+from clusterclass.sim.docker.kubelet import KUBEADM_CONFIG_MAP
 from clusterclass.sim.docker.machine import DockerMachineController
 from clusterclass.sim.docker.machinepool import DockerMachinePoolController
 from clusterclass.sim.kubeadm.bootstrap import KubeadmConfigController
+from clusterclass.sim.kubeadm.certificates import cluster_ca
 from clusterclass.sim.kubeadm.controlplane import KubeadmControlPlaneController
 from clusterclass.sim.timing import NONE, Timing
 from clusterclass.sim.workload import WorkloadClusters
@@ -77,7 +86,7 @@ class Simulation:
         workers: int = DEFAULT_WORKERS,
         wall: Callable[[], datetime] | None = None,
     ) -> None:
-        self.workloads = workloads or WorkloadClusters()
+        self.workloads = workloads if workloads is not None else WorkloadClusters()
         self.context = SimContext(
             manager,
             self.workloads,
@@ -90,10 +99,42 @@ class Simulation:
         self.providers = [provider(self.context) for provider in PROVIDERS]
 
     async def setup(self) -> Simulation:
-        """Register every provider's informers, watches and controller (before the manager starts)."""
+        """Bring back the workload clusters of existing Clusters, then register every provider's informers,
+        watches and controller (before the manager starts)."""
+        await self.restore()
         for provider in self.providers:
             await provider.setup()
         return self
+
+    async def restore(self) -> None:
+        """Reopen the workload cluster of every ready DockerCluster, on its endpoint's port, serving again
+        if its API server had come up: what a restarted simulation finds already running, so nothing
+        it reads (Nodes, the endpoint) looks gone and nothing gets rewritten."""
+        client = self.context.manager.client
+        try:
+            docker_clusters = (await client.list(INFRASTRUCTURE_API_VERSION, DOCKER_CLUSTER)).items
+        except ApiError:
+            return
+        for docker_cluster in docker_clusters:
+            cluster = owning_cluster(docker_cluster)
+            port = dig(docker_cluster, "spec", "controlPlaneEndpoint", "port")
+            if cluster is None or dig(docker_cluster, "status", "ready") is not True or not port:
+                continue
+            namespace = namespace_of(docker_cluster)
+            workload = await self.workloads.open(namespace, cluster)
+            try:
+                self.workloads.reserve(workload, int(port))
+            except OSError:
+                continue  # the DockerCluster's reconcile reports it
+            if workload.config_map(KUBEADM_CONFIG_MAP) is None:
+                continue
+            try:
+                secret = await client.get("v1", "Secret", f"{cluster}-ca", namespace=namespace)
+            except ApiError:
+                continue
+            ca = cluster_ca(secret)
+            if ca is not None:
+                await self.workloads.serve(workload, ca)
 
     async def close(self) -> None:
         """Stop serving the workload clusters (call after the manager has stopped)."""

@@ -183,8 +183,10 @@ class Manager:
         """Graceful: no new reconciles, the ones in flight finish, informers stop, Events are written."""
         if not self._running:
             return
-        self._running = False
+        # reconciles in flight may still start informers on first use (Manager.read), so the manager
+        # counts as running until they have finished
         await asyncio.gather(*(controller.shutdown() for controller in self.controllers))
+        self._running = False
         for task in self._controller_tasks:
             task.cancel()
         await asyncio.gather(*self._controller_tasks, return_exceptions=True)
