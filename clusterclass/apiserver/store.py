@@ -597,7 +597,7 @@ class MemoryStore:
         """Create; ``applied``: ``obj`` is the result of an apply and carries its managedFields already."""
         api_version, info = self._object_kind(obj)
         new = json_copy(obj)
-        found = self._decode(info, new, api_version, field_validation)
+        found = self._decode(info, new, api_version, field_validation, applied=applied)
         meta = new["metadata"]
         namespace = self._namespace(info, meta.get("namespace"), what="the object")
         if info.namespaced:
@@ -909,7 +909,7 @@ class MemoryStore:
             raise NotFound.new("the server could not find the requested resource")
         kind_key = (info.group, info.kind)
         incoming = obj if owned else json_copy(obj)
-        found = self._decode(info, incoming, api_version, field_validation)
+        found = self._decode(info, incoming, api_version, field_validation, applied=applied)
         meta = incoming["metadata"]
         name = str(meta.get("name") or "")
         if not name:
@@ -1038,11 +1038,16 @@ class MemoryStore:
         else:
             meta.pop("managedFields", None)
 
-    def _decode(self, info: KindInfo, obj: Obj, api_version: str, field_validation: FieldValidation) -> Warnings:
-        """Decode a request body in place (prune, coerce metadata, default); the warnings it gives."""
+    def _decode(
+        self, info: KindInfo, obj: Obj, api_version: str, field_validation: FieldValidation, *, applied: bool = False
+    ) -> Warnings:
+        """Decode a request body in place (prune, coerce metadata, default); the warnings it gives.
+
+        The result of an apply keeps its ``null`` values, for validation to refuse as kube-apiserver does.
+        """
         version = split_api_version(api_version)[1]
         if info.schema is not None:
-            return info.schema.decode(obj, version, field_validation=field_validation)
+            return info.schema.decode(obj, version, field_validation=field_validation, keep_nulls=applied)
         return builtins.decode((info.group, info.kind), version, obj, field_validation)
 
     def _validate(self, info: KindInfo, new: Obj, old: Obj | None, api_version: str, *, status: bool = False) -> None:

@@ -232,3 +232,37 @@ async def test_owner_references_are_a_map_keyed_by_uid(client: Client, namespace
     assert owned(both, "m2") == {"f:metadata": {"f:ownerReferences": {f'k:{{"uid":"{two}"}}': {}}}}
     dropped = await client.apply(config_map(namespace, "a"), field_manager="m1")
     assert [r["uid"] for r in dropped["metadata"]["ownerReferences"]] == [two]
+
+
+def _control_plane_with_null_tags(namespace: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1",
+        "kind": "KubeadmControlPlane",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "version": "v1.28.0",
+            "machineTemplate": {
+                "infrastructureRef": {
+                    "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "kind": "DockerMachineTemplate",
+                    "name": "t",
+                }
+            },
+            "kubeadmConfigSpec": {"clusterConfiguration": {"dns": {"imageTag": None}}},
+        },
+    }
+
+
+async def test_a_null_the_schema_does_not_allow_is_dropped_from_a_create(client: Client, namespace: str) -> None:
+    created = await client.create(_control_plane_with_null_tags(namespace, "created"))
+    assert created["spec"]["kubeadmConfigSpec"]["clusterConfiguration"] == {"dns": {}}
+
+
+async def test_a_null_the_schema_does_not_allow_is_refused_by_an_apply(client: Client, namespace: str) -> None:
+    """An applied configuration is not a request body: its nulls are not pruned, so validation refuses them
+    (what the upstream quick-start ClusterClass's etcd and CoreDNS patches produce with empty variables)."""
+    with pytest.raises(Invalid) as raised:
+        await client.apply(_control_plane_with_null_tags(namespace, "applied"), field_manager="test", force=True)
+    path = "spec.kubeadmConfigSpec.clusterConfiguration.dns.imageTag"
+    assert causes(raised.value) == [("FieldValueTypeInvalid", path)]
+    assert f'{path}: Invalid value: "null": {path} in body must be of type string: "null"' in str(raised.value)

@@ -132,7 +132,9 @@ class CrdInfo:
 
     # -- decoding -------------------------------------------------------------------------------
 
-    def decode(self, obj: Obj, version: str, *, field_validation: FieldValidation = "Warn") -> list[str]:
+    def decode(
+        self, obj: Obj, version: str, *, field_validation: FieldValidation = "Warn", keep_nulls: bool = False
+    ) -> list[str]:
         """Decode a request body in place as kube-apiserver does: prune, coerce ``metadata``, default.
 
         Returns the warnings to send (``unknown field "spec.x"`` with ``Warn``). Raises
@@ -141,7 +143,7 @@ class CrdInfo:
         """
         schema = self.versions[version].schema
         try:
-            unknown = schema.prune(obj)
+            unknown = schema.prune(obj, keep_nulls=keep_nulls)
         except MalformedMetadata as err:
             raise self.decode_error(version, str(err)) from None
         if unknown and field_validation == "Strict":

@@ -83,9 +83,10 @@ _NIL = "<nil>"  # the field of an error kube-openapi reports without a path
 
 
 class _Pruner:
-    def __init__(self, unknown: list[str], drop_malformed: bool) -> None:
+    def __init__(self, unknown: list[str], drop_malformed: bool, keep_nulls: bool = False) -> None:
         self.unknown = unknown
         self.drop_malformed = drop_malformed
+        self.keep_nulls = keep_nulls
 
     def prune(self, value: Any, node: Node | None, path: str, embedded: bool = False) -> None:
         if node is not None and node.preserve:
@@ -111,12 +112,15 @@ class _Pruner:
                 if child is None:
                     child = node.additional
                 self.prune(child_value, child, fe.child(path, key))
-                if child_value is None and (child is None or (not child.nullable and not child.has_default)):
+                if self._drops_null(child_value, child):
                     del value[key]  # PruneNonNullableNullsWithoutDefaults
         elif isinstance(value, list):
             items = node.items if node is not None else None
             for i, item in enumerate(value):
                 self.prune(item, items, f"{path}[{i}]")
+
+    def _drops_null(self, value: Any, node: Node | None) -> bool:
+        return value is None and not self.keep_nulls and (node is None or (not node.nullable and not node.has_default))
 
     def keeps_meta_field(self, value: dict[str, Any], key: str, path: str) -> bool:
         """``apiVersion``/``kind`` strings and the ``metadata`` object of a resource are kept (metadata coerced)."""
@@ -139,7 +143,7 @@ class _Pruner:
                 if child is not None:
                     child_value = value[key]
                     self.prune(child_value, child, fe.child(path, key))
-                    if child_value is None and not child.nullable and not child.has_default:
+                    if self._drops_null(child_value, child):
                         del value[key]  # PruneNonNullableNullsWithoutDefaults ignores preserve-unknown-fields
         elif isinstance(value, list) and node.items is not None:
             for i, item in enumerate(value):
@@ -534,15 +538,17 @@ class VersionSchema:
 
     # -- decode ---------------------------------------------------------------------------------
 
-    def prune(self, obj: dict[str, Any], *, drop_malformed: bool = False) -> list[str]:
+    def prune(self, obj: dict[str, Any], *, drop_malformed: bool = False, keep_nulls: bool = False) -> list[str]:
         """Drop unknown fields from ``obj`` in place; the paths dropped (``metadata.x``, then the rest sorted).
 
         Raises :class:`~clusterclass.apiserver.objectmeta.MalformedMetadata` when ``metadata`` does not
-        decode (unless ``drop_malformed``, used for objects read back from storage).
+        decode (unless ``drop_malformed``, used for objects read back from storage). ``keep_nulls``
+        leaves ``null`` values for validation to judge: the result of a server-side apply is not a
+        request body, and kube-apiserver refuses a ``null`` the schema does not allow there.
         """
         meta_unknown: list[str] = []
         other: list[str] = []
-        pruner = _Pruner(other, drop_malformed)
+        pruner = _Pruner(other, drop_malformed, keep_nulls)
         if isinstance(obj.get("metadata"), dict):
             meta, meta_unknown = coerce_object_meta(obj["metadata"], drop_malformed=drop_malformed)
             obj["metadata"] = meta
@@ -566,7 +572,7 @@ class VersionSchema:
             child = child or root.additional
             value = obj[key]
             pruner.prune(value, child, key)
-            if value is None and (child is None or (not child.nullable and not child.has_default)):
+            if pruner._drops_null(value, child):
                 del obj[key]
         return meta_unknown + sorted(other)
 
