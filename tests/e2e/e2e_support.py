@@ -192,8 +192,35 @@ class SimEnv:
         try:
             await eventually(ready, what=f"Cluster {name} to be ready", guard=guard)
         except AssertionError as failure:
-            raise AssertionError(f"{failure}; still waiting for: {last}") from None
+            raise AssertionError(f"{failure}; still waiting for: {last}; {await self.diagnosis(name)}") from None
         return await self.objects(name)
+
+    async def diagnosis(self, name: str = "demo") -> str:
+        """What a failing wait reports: the controllers' last errors and each pool's Nodes."""
+        lines = []
+        if self.controllers is not None:
+            lines.append(f"topology last error: {self.controllers.topology.controller.stats.last_error!r}")
+        if self.simulation is not None:
+            for provider in self.simulation.providers:
+                if provider.controller.stats.last_error:
+                    lines.append(f"{provider.name} last error: {provider.controller.stats.last_error!r}")
+        workload = self.workloads.get(self.namespace, name)
+        for pool in await self.list(CAPI, "MachinePool"):
+            refs = [str(r["name"]) for r in dig(pool, "status", "nodeRefs") or []]
+            kubelets = [
+                dig(workload.node(r), "status", "nodeInfo", "kubeletVersion") if workload is not None else None
+                for r in refs
+            ]
+            lines.append(
+                f"{name_of(pool)}: nodeRefs {list(zip(refs, kubelets, strict=True))}, status {pool.get('status')}"
+            )
+        for docker_pool in await self.list(INFRA, "DockerMachinePool"):
+            lines.append(f"{name_of(docker_pool)}: spec {docker_pool.get('spec')}, status {docker_pool.get('status')}")
+        for machine in await self.list(INFRA, "DockerMachine"):
+            lines.append(
+                f"{name_of(machine)}: {machine['metadata'].get('annotations')} {machine.get('status', {}).get('ready')}"
+            )
+        return "\n".join(lines)
 
     def workload(self, name: str = "demo") -> WorkloadCluster:
         found = self.workloads.get(self.namespace, name)

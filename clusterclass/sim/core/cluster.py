@@ -206,7 +206,7 @@ class ClusterController(ProviderController):
         return None
 
     def _phase(self, cluster: Obj) -> None:
-        status = cluster["status"]
+        status = cluster.setdefault("status", {})
         spec = cluster.get("spec") or {}
         phase = "Pending"
         if spec.get("infrastructureRef"):

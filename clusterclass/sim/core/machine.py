@@ -202,7 +202,7 @@ class MachineController(ProviderController):
         self._phase(machine)
 
     def _phase(self, machine: Obj) -> None:
-        status = machine["status"]
+        status = machine.setdefault("status", {})
         phase = "Pending"
         if status.get("bootstrapReady") and not status.get("infrastructureReady"):
             phase = "Provisioning"
@@ -400,6 +400,6 @@ class MachineController(ProviderController):
         others = [
             m
             for m in self.in_cluster(self.informer, namespace_of(machine), cluster)
-            if c.LABEL_CONTROL_PLANE in labels_of(m) and name_of(m) != name_of(machine)
+            if c.LABEL_CONTROL_PLANE in labels_of(m) and name_of(m) != name_of(machine) and not deleting(m)
         ]
         return not others

@@ -16,6 +16,7 @@ applied when reading; nothing is written for them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from typing import Any
@@ -46,6 +47,7 @@ ANNOTATION_REVISION_HISTORY = "machinedeployment.clusters.x-k8s.io/revision-hist
 NOT_COPIED = (c.ANNOTATION_LAST_APPLIED, ANNOTATION_REVISION, ANNOTATION_REVISION_HISTORY)
 AVAILABLE = "Available"
 NAME_PREFIX_LIMIT = 58
+CACHE_WAIT = 10.0
 
 
 def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
@@ -251,6 +253,12 @@ class MachineDeploymentController(ProviderController):
         self._in_place_spec(deployment, machine_set, hash_label)
         created = await self.manager.client.create(machine_set)
         self.events.normal(deployment, "SuccessfulCreate", f"Created MachineSet {name_of(created)}")
+        try:  # until the cache has it, so the next reconcile does not make another
+            async with asyncio.timeout(CACHE_WAIT):
+                while self.machine_sets.get(name_of(created), namespace_of(created)) is None:
+                    await asyncio.sleep(0.005)
+        except TimeoutError:
+            pass
         return created
 
     async def _sync(self, deployment: Obj, new: Obj, old: list[Obj], replicas: int, surge: int) -> Obj:

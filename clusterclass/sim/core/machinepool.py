@@ -328,7 +328,7 @@ class MachinePoolController(ProviderController):
                 await workload.client.patch("v1", "Node", name_of(node), patch, field_manager="manager")
 
     def _phase(self, pool: Obj) -> None:
-        status = pool["status"]
+        status = pool.setdefault("status", {})
         spec = pool["spec"]
         replicas = int(spec.get("replicas") if spec.get("replicas") is not None else 1)
         ready = int(status.get("readyReplicas") or 0)

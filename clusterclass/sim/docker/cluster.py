@@ -88,6 +88,8 @@ class DockerClusterController(ProviderController):
         domains = dig(docker_cluster, "spec", "failureDomains")
         if domains:
             status["failureDomains"] = json_copy(domains)
+        else:
+            status.pop("failureDomains", None)
         requeue = await self._load_balancer(docker_cluster, cluster)
         set_conditions(
             docker_cluster,

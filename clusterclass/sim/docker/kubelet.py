@@ -89,6 +89,14 @@ def node_status(name: str, version: str, *, ready: bool, now: str) -> Obj:
     }
 
 
+def kubelet_of(image: str, fallback: str | None) -> str | None:
+    """The kubelet a node image runs: the tag of a ``kindest/node`` image (``_`` back to ``+``), else ``fallback``."""
+    repository, _, tag = image.rpartition(":")
+    if repository.endswith("kindest/node") and tag.startswith("v"):
+        return tag.replace("_", "+")
+    return fallback
+
+
 def is_ready(obj: Obj | None) -> bool:
     return obj is not None and any(
         x.get("type") == "Ready" and x.get("status") == "True" for x in dig(obj, "status", "conditions") or []

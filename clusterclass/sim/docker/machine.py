@@ -22,7 +22,7 @@ from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
 from clusterclass.sim.base import ProviderController, add_finalizer, controller_of, deleting, remove_finalizer
 from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION, serve_when_up
-from clusterclass.sim.docker.kubelet import Kubelet, address_of
+from clusterclass.sim.docker.kubelet import Kubelet, address_of, kubelet_of
 from clusterclass.sim.workload import WorkloadCluster
 
 DOCKER_MACHINE = "DockerMachine"
@@ -121,7 +121,11 @@ class DockerMachineController(ProviderController):
                 pool, "spec", "template", "spec", "version"
             )
             return dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName"), version
-        return dig(machine, "spec", "bootstrap", "dataSecretName"), dig(machine, "spec", "version")
+        version = dig(machine, "spec", "version")
+        custom = dig(docker_machine, "spec", "customImage")
+        if custom:
+            version = kubelet_of(str(custom), version)
+        return dig(machine, "spec", "bootstrap", "dataSecretName"), version
 
     async def _provision(
         self,

@@ -17,6 +17,8 @@ Bootstrap-config, ``preLoadImages`` or ``extraMounts`` changes replace nothing, 
 
 from __future__ import annotations
 
+import asyncio
+
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import READY, false, find, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
@@ -31,6 +33,7 @@ from clusterclass.sim.base import (
     remove_finalizer,
 )
 from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION
+from clusterclass.sim.docker.kubelet import kubelet_of
 from clusterclass.sim.docker.machine import (
     ANNOTATION_IMAGE,
     ANNOTATION_VERSION,
@@ -43,6 +46,7 @@ FINALIZER = "dockermachinepool.infrastructure.cluster.x-k8s.io"
 REPLICAS_READY = "ReplicasReady"
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
 TEMPLATE_FIELDS = ("customImage", "preLoadImages", "extraMounts")
+CACHE_WAIT = 10.0
 
 
 def image_for(version: str | None, custom_image: str | None) -> str:
@@ -130,6 +134,7 @@ class DockerMachinePoolController(ProviderController):
         live = [m for m in instances if not deleting(m)]
         matching = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) == wanted]
         domains = list(dig(pool, "spec", "failureDomains") or [])
+        made: list[Obj] = []
         for _ in range(max(replicas - len(matching), 0)):
             suffix = self.context.lower_alphanumeric(6)
             spec = {field: json_copy(template[field]) for field in TEMPLATE_FIELDS if template.get(field)}
@@ -144,13 +149,18 @@ class DockerMachinePoolController(ProviderController):
                         "name": f"worker-{suffix}",
                         "namespace": namespace,
                         "labels": labels,
-                        "annotations": {ANNOTATION_IMAGE: wanted, ANNOTATION_VERSION: str(version or "")},
+                        "annotations": {
+                            ANNOTATION_IMAGE: wanted,
+                            ANNOTATION_VERSION: str(kubelet_of(wanted, version) or ""),
+                        },
                         "ownerReferences": [owner_reference(docker_pool)],
                     },
                     "spec": spec,
                 }
             )
             live.append(created)
+            made.append(created)
+        await self._wait_visible(made)
         # the delete-machine annotation of an instance's Machine marks the instance first in line
         for i, instance in enumerate(live):
             machine = self._machine_of(instance)
@@ -192,8 +202,8 @@ class DockerMachinePoolController(ProviderController):
                         self.manager.client, c.CLUSTER_API_VERSION, c.KIND_MACHINE, name_of(machine), namespace
                     )
                 over -= 1
-        remaining = [m for m in self._instances(docker_pool) if not deleting(m)] or live
-        remaining = [m for m in remaining if not deleting(m)]
+        # deleting instances still count (their containers are not gone yet), as upstream lists them
+        remaining = self._instances(docker_pool) or live
         provider_ids = [
             str(dig(m, "spec", "providerID")) for m in sorted(remaining, key=name_of) if dig(m, "spec", "providerID")
         ]
@@ -210,6 +220,15 @@ class DockerMachinePoolController(ProviderController):
         status["ready"] = False
         set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
         return self.timing.requeue(10)
+
+    async def _wait_visible(self, created: list[Obj]) -> None:
+        """Wait (briefly) until the new instances are in the cache, so the next reconcile does not make more."""
+        try:
+            async with asyncio.timeout(CACHE_WAIT):
+                while any(self.docker_machines.get(name_of(m), namespace_of(m)) is None for m in created):
+                    await asyncio.sleep(0.005)
+        except TimeoutError:
+            pass
 
     async def _delete(self, current: Obj, docker_pool: Obj, instances: list[Obj]) -> float | None:
         namespace = namespace_of(docker_pool)

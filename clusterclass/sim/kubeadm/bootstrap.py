@@ -170,7 +170,9 @@ class KubeadmConfigController(ProviderController):
         spec = config.setdefault("spec", {})
         init = False
         if not is_true(cluster, CONTROL_PLANE_INITIALIZED):
-            init = control_plane and bool(spec.get("initConfiguration") or spec.get("clusterConfiguration"))
+            init = control_plane and (
+                spec.get("initConfiguration") is not None or spec.get("clusterConfiguration") is not None
+            )
             if not init:
                 waiting = find(config, DATA_SECRET_AVAILABLE)
                 if waiting is None or waiting.get("reason") != "DataSecretGenerationFailed":

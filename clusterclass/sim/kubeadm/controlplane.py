@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import (
@@ -99,10 +98,23 @@ def cluster_configuration_annotation(kcp: Obj) -> str:
     )
 
 
-def _without_discovery(join: Any) -> Any:
-    if not isinstance(join, dict):
-        return join or {}
-    return {k: v for k, v in join.items() if k not in ("discovery", "controlPlane")}
+def comparable_config(spec: Obj, *, init: bool | None = None) -> Obj:
+    """A KubeadmConfig spec as KCP compares a Machine's with its own: without the ClusterConfiguration (kept
+    in an annotation), with the init or the join configuration only (``init`` None: as ``spec`` has it),
+    and without what the bootstrap provider fills in (the join discovery, the control-plane join marker)."""
+    compared = {k: v for k, v in spec.items() if k != "clusterConfiguration"}
+    if init is None:
+        init = compared.get("initConfiguration") is not None
+    if init:
+        compared.pop("joinConfiguration", None)
+        compared.setdefault("initConfiguration", {})
+    else:
+        compared.pop("initConfiguration", None)
+        join = compared.get("joinConfiguration")
+        compared["joinConfiguration"] = (
+            {k: v for k, v in join.items() if k not in ("discovery", "controlPlane")} if isinstance(join, dict) else {}
+        )
+    return compared
 
 
 def is_ready_node(node: Obj | None) -> bool:
@@ -205,8 +217,9 @@ class KubeadmControlPlaneController(ProviderController):
         )
         kcp["status"]["observedGeneration"] = dig(kcp, "metadata", "generation")
         await self.write(current, kcp)
+        components = find(kcp, COMPONENTS_HEALTHY)
         if requeue is None and (
-            not kcp["status"].get("ready") or (find(kcp, COMPONENTS_HEALTHY) and not is_true(kcp, COMPONENTS_HEALTHY))
+            not kcp["status"].get("ready") or (components is not None and components.get("status") == "False")
         ):
             return self.timing.requeue(20)
         return requeue
@@ -269,7 +282,8 @@ class KubeadmControlPlaneController(ProviderController):
                 ],
                 now,
             )
-            surge = int(dig(kcp, "spec", "rolloutStrategy", "rollingUpdate", "maxSurge") or 1)
+            configured = dig(kcp, "spec", "rolloutStrategy", "rollingUpdate", "maxSurge")
+            surge = 1 if configured is None else int(configured)
             if len(machines) < replicas + surge:
                 return await self._scale_up(kcp, cluster, machines)
             return await self._scale_down(kcp, machines, outdated)
@@ -350,30 +364,37 @@ class KubeadmControlPlaneController(ProviderController):
                     updated["spec"].pop(timeout, None)
             if updated != machine:
                 machines[i] = await self.write(machine, updated)
+            for ref in (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef")):
+                part = await self.get_ref(ref, namespace_of(machine), lambda _obj: [])
+                if part is None or deleting(part):
+                    continue
+                changed = json_copy(part)
+                changed["metadata"]["labels"] = {**labels_of(part), **labels}
+                if annotations:
+                    changed["metadata"]["annotations"] = {**annotations_of(part), **annotations}
+                if changed != part:
+                    await self.write(part, changed)
 
     def _needs_rollout(self, kcp: Obj, machine: Obj) -> bool:
         if dig(machine, "spec", "version") != dig(kcp, "spec", "version"):
             return True
         recorded = annotations_of(machine).get(ANNOTATION_CLUSTER_CONFIGURATION)
-        if recorded is not None and json.loads(recorded) != (
-            dig(kcp, "spec", "kubeadmConfigSpec", "clusterConfiguration") or {}
-        ):
-            return True
+        if recorded is not None:
+            try:
+                configuration = json.loads(recorded)
+            except ValueError:
+                configuration = None  # unreadable: the Machine counts as outdated
+            if configuration != (dig(kcp, "spec", "kubeadmConfigSpec", "clusterConfiguration") or {}):
+                return True
         namespace = namespace_of(machine)
         config_ref = dig(machine, "spec", "bootstrap", "configRef") or {}
         config = self.manager.reader.get(
             BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, namespace, str(config_ref.get("name", ""))
         )
-        wanted = dig(kcp, "spec", "kubeadmConfigSpec") or {}
         if config is not None:
             spec = config.get("spec") or {}
-            if spec.get("initConfiguration") is not None and spec.get("initConfiguration") != wanted.get(
-                "initConfiguration"
-            ):
-                return True
-            if spec.get("joinConfiguration") is not None and _without_discovery(
-                spec.get("joinConfiguration")
-            ) != _without_discovery(wanted.get("joinConfiguration")):
+            wanted = dig(kcp, "spec", "kubeadmConfigSpec") or {}
+            if comparable_config(spec) != comparable_config(wanted, init=spec.get("initConfiguration") is not None):
                 return True
         infra_ref = dig(machine, "spec", "infrastructureRef") or {}
         template = dig(kcp, "spec", "machineTemplate", "infrastructureRef") or {}
@@ -659,7 +680,7 @@ class KubeadmControlPlaneController(ProviderController):
         desired = int(dig(kcp, "spec", "replicas") or 1)
         updated = len([m for m in machines if not self._needs_rollout(kcp, m)])
         ready = 0
-        if workload is not None:
+        if workload is not None and workload.serving:  # the workload cluster answers once its API server runs
             for node in workload.nodes():
                 if labels_of(node).get("node-role.kubernetes.io/control-plane") == "" and is_ready_node(node):
                     ready += 1
@@ -747,7 +768,7 @@ class KubeadmControlPlaneController(ProviderController):
                 "updatedReplicas": len([m for m in machines if not self._needs_rollout(kcp, m)]),
             }
         )
-        status["unavailableReplicas"] = len(machines) - int(status.get("readyReplicas") or 0)
+        status["unavailableReplicas"] = len(machines)
         if workers or self.in_cluster(self.pools, namespace, name):
             set_conditions(
                 kcp, [false(RESIZED, "Deleting", "Info", "Waiting for worker nodes to be deleted first")], now
