@@ -16,6 +16,7 @@ import asyncio
 import copy
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,12 @@ class SimEnv:
             raise AssertionError(f"{failure}; still waiting for: {last}; {await self.diagnosis(name)}") from None
         return await self.objects(name)
 
+    async def settled_ready(self, name: str = "demo") -> ClusterObjects:
+        """Ready, and then nothing changing for a second: a change just written has been acted on."""
+        await self.wait_ready(name)
+        await self.settled()
+        return await self.wait_ready(name)
+
     async def diagnosis(self, name: str = "demo") -> str:
         """What a failing wait reports: the controllers' last errors and each pool's Nodes."""
         lines = []
@@ -283,3 +290,63 @@ def names(objects: list[Obj]) -> list[str]:
 
 def keys(objects: list[Obj]) -> list[tuple[str, str]]:
     return sorted((namespace_of(o), name_of(o)) for o in objects)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One watch event: its resourceVersion (the order of writes), what happened, to what."""
+
+    resource_version: int
+    type: str
+    kind: str
+    name: str
+    deleting: bool
+
+
+class Recorder:
+    """Every change to some kinds in a namespace, in the order the API server made them (module doc)."""
+
+    def __init__(self, client: Client, namespace: str, kinds: list[tuple[str, str]]) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.kinds = kinds
+        self.changes: list[Change] = []
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def __aenter__(self) -> Recorder:
+        for api_version, kind in self.kinds:
+            listed = await self.client.list(api_version, kind, namespace=self.namespace)
+            self._tasks.append(asyncio.ensure_future(self._follow(api_version, kind, listed.resource_version)))
+        return self
+
+    async def _follow(self, api_version: str, kind: str, version: str) -> None:
+        async for event in self.client.watch(api_version, kind, namespace=self.namespace, resource_version=version):
+            obj = event["object"]
+            if event["type"] == "BOOKMARK":
+                continue
+            self.changes.append(
+                Change(
+                    int(dig(obj, "metadata", "resourceVersion") or 0),
+                    event["type"],
+                    kind,
+                    name_of(obj),
+                    bool(dig(obj, "metadata", "deletionTimestamp")),
+                )
+            )
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def ordered(self) -> list[Change]:
+        return sorted(self.changes, key=lambda change: change.resource_version)
+
+    def first_deleting(self, kind: str) -> int | None:
+        """The resourceVersion at which the first object of ``kind`` started deleting (or went)."""
+        found = [c.resource_version for c in self.changes if c.kind == kind and (c.deleting or c.type == "DELETED")]
+        return min(found) if found else None
+
+    def last_deleted(self, kind: str) -> int | None:
+        found = [c.resource_version for c in self.changes if c.kind == kind and c.type == "DELETED"]
+        return max(found) if found else None
