@@ -1,0 +1,149 @@
+"""``clusterclass up`` as a newcomer runs it: in a fresh directory, then again, then serving for kubectl.
+
+Each test runs the real command in a child process (``python -m clusterclass.cli.main up``) with zero
+provisioning delays, in a temporary directory, and reads what it prints and writes: the progress lines
+and the final ``describe`` tree, the state file (compared object by object across a restart), the
+kubeconfigs, and — while it serves — answers to real kubectl and ``clusterclass describe``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.real_apiserver import find_binary
+
+from clusterclass.apiserver.persistence import SqliteState
+
+COMMAND = [sys.executable, "-m", "clusterclass.cli.main"]
+UP = [*COMMAND, "up", "--delays", "none", "--seed", "5"]
+
+
+def run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+
+
+def versions(state: Path, tmp_path: Path) -> dict[tuple[str, str, str], str]:
+    """Every object's resourceVersion in a state file (read from a copy: the file stays untouched)."""
+    copied = tmp_path / f"copy-{time.monotonic_ns()}.db"
+    shutil.copy(state, copied)
+    reader = SqliteState(copied)
+    try:
+        objects, _ = reader.load()
+    finally:
+        reader.close()
+    return {
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o["metadata"]["resourceVersion"]
+        for o in objects
+    }
+
+
+def test_up_brings_the_example_to_ready_and_a_second_run_resumes_without_writing(tmp_path: Path) -> None:
+    first = run([*UP, "--exit-when-ready"], tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = first.stdout
+    assert "state .clusterclass/state.db (new)" in out
+    assert "created the example (clusterclass/examples/quick-start.yaml): 10 objects, Cluster default/demo" in out
+    assert "] demo: MachinePool mp-0: 0/3 ready" in out  # progress, one line per change
+    assert "Cluster default/demo is ready" in out
+    for row in (
+        "Cluster/demo",
+        "├─ClusterInfrastructure - DockerCluster/",
+        "MachinePool/demo-mp-0-",
+        "MachinePool/demo-mp-1-",
+    ):
+        assert row in out
+    assert "kubectl --kubeconfig .clusterclass/state.db.d/default-demo.kubeconfig get nodes" in out
+    state = tmp_path / ".clusterclass" / "state.db"
+    assert (tmp_path / ".clusterclass" / "kubeconfig").exists()
+    assert (tmp_path / ".clusterclass" / "state.db.d" / "workloads" / "default" / "demo.db").exists()
+    before = versions(state, tmp_path)
+
+    second = run([*UP, "--exit-when-ready"], tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "(resumed)" in second.stdout and "the example is already there" in second.stdout
+    assert versions(state, tmp_path) == before, "the restart rewrote objects"
+
+
+def test_up_serves_kubectl_and_describe_until_sigterm(tmp_path: Path) -> None:
+    kubectl, _ = find_binary("kubectl")
+    if kubectl is None:
+        if os.environ.get("CI"):
+            pytest.fail("kubectl not found: run scripts/build-apiserver.sh")
+        pytest.skip("kubectl not found")
+    process = subprocess.Popen(UP, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        assert process.stdout is not None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("serving until Ctrl-C"):
+                break
+        assert lines and lines[-1].startswith("serving until Ctrl-C"), "".join(lines)
+        management = str(tmp_path / ".clusterclass" / "kubeconfig")
+        workload = str(tmp_path / ".clusterclass" / "state.db.d" / "default-demo.kubeconfig")
+        env = {**os.environ, "HOME": str(tmp_path)}
+
+        def kubectl_(*args: str) -> str:
+            done = subprocess.run([str(kubectl), *args], capture_output=True, text=True, timeout=60, env=env)
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        pools = kubectl_("--kubeconfig", management, "get", "machinepools", "-A")
+        assert "demo-mp-0-" in pools and "Running" in pools
+        nodes = kubectl_("--kubeconfig", workload, "get", "nodes")
+        rows = [line.split() for line in nodes.strip().splitlines()[1:]]
+        assert len(rows) == 3 + 2 + 3 + 2
+        assert {row[1] for row in rows} == {"Ready"} and {row[-1] for row in rows} == {"v1.28.0"}
+        assert sum(1 for row in rows if row[2] == "control-plane") == 3
+        described = run([*COMMAND, "describe", "cluster", "demo", "--kubeconfig", management], tmp_path)
+        assert described.returncode == 0, described.stderr
+        assert described.stdout.splitlines()[0].split() == ["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]
+        assert "└─Workers" in described.stdout and "MachinePool/demo-mp-1-" in described.stdout
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert "stopping" in out
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_a_second_up_on_a_state_in_use_says_so(tmp_path: Path) -> None:
+    process = subprocess.Popen(UP, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        while "management cluster at" not in process.stdout.readline():
+            pass
+        second = run([*UP, "--exit-when-ready"], tmp_path)
+        assert second.returncode == 1
+        assert second.stderr.startswith("error: ") and "Traceback" not in second.stderr
+        assert "state.db" in second.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--delays", "slow"], "Invalid value for '--delays'"),
+        (["--fail", "reboot"], "unknown step 'reboot'"),
+        (["--delay", "vm=soon"], "SECONDS and JITTER must be numbers"),
+    ],
+)
+def test_up_refuses_bad_options_with_a_clear_message(tmp_path: Path, args: list[str], message: str) -> None:
+    done = run([*COMMAND, "up", *args], tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
