@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,6 +35,8 @@ def _utc_now() -> datetime:
 
 #: the moment SINCE is measured from (tests replace it to get reproducible output)
 clock: Callable[[], datetime] = _utc_now
+#: seconds between two drawings of ``--watch``
+WATCH_INTERVAL = 1.0
 
 
 @click.group()
@@ -70,6 +73,9 @@ def describe() -> None:
 )
 @click.option("-c", "--color", is_flag=True, help="Colour the output even when it is not a terminal (NO_COLOR wins).")
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@click.option(
+    "-w", "--watch", is_flag=True, help="Redraw the tree every second until Ctrl-C (on a terminal; else print changes)."
+)
 def cluster(
     name: str,
     namespace: str | None,
@@ -77,6 +83,7 @@ def cluster(
     kubeconfig_context: str | None,
     output: str,
     color: bool,
+    watch: bool,
     **flags: Any,
 ) -> None:
     """Show the Cluster NAME and its objects as a tree of their Ready conditions.
@@ -84,8 +91,20 @@ def cluster(
     \b
     Example:
       clusterclass describe cluster demo -n default --show-conditions KubeadmControlPlane
+      clusterclass describe cluster demo --watch      # follow an upgrade
     """
     options = TreeOptions(**flags)
+    if watch:
+        if output != "text":
+            raise click.BadParameter("--watch draws the text tree; leave out -o", param_hint="'--watch'")
+        try:
+            asyncio.run(_watch(name, namespace, kubeconfig, kubeconfig_context, options, _colors(color)))
+        except ClusterClassError as err:
+            click.echo("error: " + " ".join(str(err).split()), err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            pass
+        return
     try:
         root = asyncio.run(_describe(name, namespace, kubeconfig, kubeconfig_context, options))
     except ClusterClassError as err:
@@ -107,6 +126,36 @@ def _colors(asked: bool) -> bool:
     if os.environ.get("NO_COLOR"):  # set and not empty, as no-color.org and clusterctl read it
         return False
     return asked or sys.stdout.isatty()
+
+
+async def _watch(
+    name: str, namespace: str | None, kubeconfig: str | None, context: str | None, options: TreeOptions, colors: bool
+) -> None:
+    """Redraw the tree every second (a live display on a terminal; else the tree again whenever it changed)."""
+    from rich.live import Live
+
+    client = HttpClient.from_environment(kubeconfig, context=context)
+    console = Console(highlight=False, soft_wrap=True, no_color=not colors)
+    try:
+        namespace = namespace or client.config.namespace or "default"
+        if console.is_terminal:
+            with Live(console=console, refresh_per_second=4) as live:
+                while True:
+                    objects = await collect(client, namespace=namespace, name=name, options=options)
+                    live.update(render_table(build_tree(objects, options), now=clock()))
+                    await asyncio.sleep(WATCH_INTERVAL)
+        last = ""
+        while True:
+            objects = await collect(client, namespace=namespace, name=name, options=options)
+            root = build_tree(objects, options)
+            text = render_table(root, now=clock()).plain
+            shape = re.sub(r'"since": "[^"]*"', "", render_json(root, now=clock()))  # SINCE moves on by itself
+            if shape != last:
+                click.echo(text)
+                last = shape
+            await asyncio.sleep(WATCH_INTERVAL)
+    finally:
+        await client.close()
 
 
 async def _describe(
