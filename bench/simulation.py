@@ -37,17 +37,25 @@ Reported per K:
   under the manager: every controller's requests, none of the bench's own (the bench's creates and reads
   go to the store directly); the simulated kubelets write workload-cluster Nodes and Pods in process, not
   through it;
-- per controller: reconciles (converged, requeued, failed), the seconds spent in reconciles, and the
-  errors by type (``Conflict`` is an optimistic-concurrency retry). Controllers share one event loop, so
-  a reconcile's seconds include the time it waited for others: the sum over controllers exceeds the wall
-  time; the process CPU time is the real cost;
+- per controller: reconciles (converged, requeued, failed), errors by type (``Conflict`` is an
+  optimistic-concurrency retry) and two times. *busy*: the time the event loop spent running the
+  controller's reconciles, store work for their requests included (:class:`BusyTimer`); summed over the
+  controllers it is at most the CPU time. *in reconcile*: ``ReconcileStats.seconds``, from start to end;
+  every controller shares one event loop, so that mostly measures waiting for the others;
 - the workload clusters and their Nodes and Pods, warnings logged, and what happened in the ``--settle``
   seconds after all were Ready (the writes there should be none: a converged simulation writes nothing).
 
+A run whose event loop stops turning for ``--stall`` seconds (a reconcile requeued at once whose awaits
+never suspend) is ended by :class:`Watchdog`, which reports which controller and key were spinning, where,
+and at what rate; ``--yield-each-reconcile`` is the workaround that lets such a run finish (it turns the
+loop once before every reconcile), and the tables say when it was on. ``--progress S`` prints a line every
+S seconds, ``--profile`` a cProfile summary, both to standard error.
+
 Usage::
 
-    .venv/bin/python bench/simulation.py [--clusters 10 100 1000] [--workers 10] [--timeout 1800]
-                                         [--batch 0] [--poll 0.1] [--settle 2] [--tracemalloc] [--markdown] [--json]
+    .venv/bin/python bench/simulation.py [--clusters 10 100 1000] [--workers 10] [--timeout 1800] [--batch 0]
+        [--poll 0.1] [--settle 2] [--stall 60] [--yield-each-reconcile] [--tracemalloc] [--progress S]
+        [--profile] [--markdown | --json]
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ import asyncio
 import copy
 import cProfile
 import faulthandler
+import functools
 import json
 import logging
 import os
@@ -118,10 +127,14 @@ def cluster_names(count: int) -> list[str]:
     return [f"scale-{n:0{width}d}" for n in range(count)]
 
 
+@functools.cache
+def example_cluster() -> Obj:
+    return next(obj for obj in example_objects() if obj.get("kind") == c.KIND_CLUSTER)
+
+
 def scaled_cluster(name: str) -> Obj:
     """The example Cluster named ``name``: 1 control-plane replica, md-0, mp-0 and mp-1 of 1 replica each."""
-    template = next(obj for obj in example_objects() if obj.get("kind") == c.KIND_CLUSTER)
-    obj = copy.deepcopy(template)
+    obj = copy.deepcopy(example_cluster())
     obj["metadata"] = {"name": name, "namespace": NAMESPACE}
     topology = obj["spec"]["topology"]
     topology["controlPlane"]["replicas"] = 1
@@ -383,12 +396,14 @@ class Watchdog:
             ours = [f for f in stack if "/clusterclass/" in f.filename]
             frames.update({f"{Path(f.filename).name}:{f.name}" for f in ours})
             last = [f"{f.filename.split('/clusterclass/')[-1]}:{f.lineno} {f.name}" for f in ours]
+            where = "no reconcile on the stack"
             while frame is not None:
-                if frame.f_code.co_name == "_timed" and "key" in frame.f_locals:
-                    owner = frame.f_locals.get("self")
-                    reconciling[f"{getattr(owner, 'name', '?')} {frame.f_locals['key']}"] += 1
+                if frame.f_code.co_name == "_timed" and frame.f_code.co_filename.endswith("controller.py"):
+                    local = frame.f_locals
+                    where = f"{getattr(local.get('self'), 'name', '?')} {local.get('key', '?')}"
                     break
                 frame = frame.f_back
+            reconciling[where] += 1
             time.sleep(0.05)
         elapsed = time.monotonic() - started
         after = self._totals()
@@ -621,6 +636,7 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
                 break
             await asyncio.sleep(args.poll)
         finished = time.perf_counter()
+        result["log_warnings_until_ready"] = sum(logs.counts.values())
         at_ready = Snapshot.take(manager.controllers, counting, busy)
         cpu_at_ready = cpu_seconds()
         result["rss_ready_mib"] = rss_now_mib()
@@ -808,7 +824,8 @@ def summary_rows(results: Sequence[dict[str, Any]]) -> tuple[list[str], list[lis
         "workload clusters",
         "Nodes",
     ]
-    if any("heap_peak_mib" in r for r in results):
+    heap = any("heap_peak_mib" in r for r in results)
+    if heap:
         headers.insert(8, "heap peak (MiB)")
     rows = []
     for r in results:
@@ -834,7 +851,7 @@ def summary_rows(results: Sequence[dict[str, Any]]) -> tuple[list[str], list[lis
             r["workload_clusters"],
             r["workload_nodes"],
         ]
-        if "heap_peak_mib" in headers:
+        if heap:
             row.insert(8, mib(r.get("heap_peak_mib")))
         rows.append(row)
     return headers, rows
@@ -873,6 +890,7 @@ def stalled_notes(r: dict[str, Any]) -> list[str]:
         f"{stall['after_seconds']} s into the run, while {stall['phase']} ({r.get('ready', 0)} Ready); "
         f"peak RSS {mib(stall['peak_rss_mib'])} MiB",
         f"  reconciling (of {stall['samples']} stack samples): {stall['reconciling']}",
+        f"  frames in 80% of the samples: {', '.join(stall['common_frames'])}",
         f"  reconcile rates meanwhile: {stall['reconcile_rates']}",
         "  the stack (clusterclass frames, outermost first):",
     ]
@@ -964,7 +982,8 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
             if ctl["last_error"] and set(ctl["errors_by_type"]) - {"Conflict"}:  # a Conflict is a routine retry
                 notes.append(f"  {name}: errors {ctl['errors_by_type']}, the last: {ctl['last_error'][:300]}")
         if r["log_warnings"]:
-            notes.append(f"  log warnings/errors: {r['log_warnings']}")
+            until = r.get("log_warnings_until_ready", "?")
+            notes.append(f"  log warnings/errors: {r['log_warnings']} ({until} of them until all Ready)")
             notes += [f"    {line}" for line in r["log_samples"]]
         if r["timed_out"]:
             notes.append(f"  TIMED OUT: {r['ready']}/{r['clusters']} Ready; waiting for: {r['not_ready_reasons']}")
