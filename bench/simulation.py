@@ -46,15 +46,14 @@ Reported per K:
   seconds after all were Ready (the writes there should be none: a converged simulation writes nothing).
 
 A run whose event loop stops turning for ``--stall`` seconds (a reconcile requeued at once whose awaits
-never suspend) is ended by :class:`Watchdog`, which reports which controller and key were spinning, where,
-and at what rate; ``--yield-each-reconcile`` is the workaround that lets such a run finish (it turns the
-loop once before every reconcile), and the tables say when it was on. ``--progress S`` prints a line every
-S seconds, ``--profile`` a cProfile summary, both to standard error.
+never suspend; the work queue now turns the loop between keys, which this found) is ended by
+:class:`Watchdog`, which reports which controller and key were spinning, where, and at what rate.
+``--progress S`` prints a line every S seconds, ``--profile`` a cProfile summary, both to standard error.
 
 Usage::
 
     .venv/bin/python bench/simulation.py [--clusters 10 100 1000] [--workers 10] [--timeout 1800] [--batch 0]
-        [--poll 0.1] [--settle 2] [--stall 60] [--yield-each-reconcile] [--tracemalloc] [--progress S]
+        [--poll 0.1] [--settle 2] [--stall 60] [--tracemalloc] [--progress S]
         [--profile] [--markdown | --json]
 """
 
@@ -77,7 +76,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import tracemalloc
 from collections import Counter
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
@@ -391,18 +389,20 @@ class Watchdog:
         frames: Counter[str] = Counter()
         last: list[str] = []
         for _ in range(samples):
+            chain = []  # innermost first, collected in one pass: the main thread runs on meanwhile
             frame = sys._current_frames().get(self.main)
-            stack = traceback.extract_stack(frame) if frame is not None else []
-            ours = [f for f in stack if "/clusterclass/" in f.filename]
-            frames.update({f"{Path(f.filename).name}:{f.name}" for f in ours})
-            last = [f"{f.filename.split('/clusterclass/')[-1]}:{f.lineno} {f.name}" for f in ours]
-            where = "no reconcile on the stack"
             while frame is not None:
-                if frame.f_code.co_name == "_timed" and frame.f_code.co_filename.endswith("controller.py"):
-                    local = frame.f_locals
+                chain.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, frame))
+                frame = frame.f_back
+            ours = [(path, line, name) for path, line, name, _ in reversed(chain) if "/clusterclass/" in path]
+            frames.update({f"{Path(path).name}:{name}" for path, _, name in ours})
+            last = [f"{path.split('/clusterclass/')[-1]}:{line} {name}" for path, line, name in ours]
+            where = "no reconcile on the stack"
+            for path, _, name, found in chain:
+                if name == "_timed" and path.endswith("controller.py"):
+                    local = found.f_locals
                     where = f"{getattr(local.get('self'), 'name', '?')} {local.get('key', '?')}"
                     break
-                frame = frame.f_back
             reconciling[where] += 1
             time.sleep(0.05)
         elapsed = time.monotonic() - started
@@ -483,19 +483,6 @@ def busy_timed(
     return timed
 
 
-def yield_first(reconcile: Callable[[str], Awaitable[float | None]]) -> Callable[[str], Awaitable[float | None]]:
-    """``reconcile``, after one turn of the event loop (``--yield-each-reconcile``, a workaround).
-
-    Applied outside the reconcile statistics, so the turn of the loop is not counted as reconcile time.
-    """
-
-    async def yielding(key: str) -> float | None:
-        await asyncio.sleep(0)
-        return await reconcile(key)
-
-    return yielding
-
-
 def all_controllers(controllers: Controllers, simulation: Simulation) -> list[Controller]:
     """Every controller the run will start (they register with the manager only as they start)."""
     found = [provider.controller for provider in simulation.providers]
@@ -550,7 +537,6 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
         "clusters": count,
         "topology_workers": args.workers,
         "sim_workers": args.sim_workers,
-        "yield_each_reconcile": args.yield_each_reconcile,
     }
     watchdog = Watchdog(args.stall, result)
     watchdog.start()
@@ -577,8 +563,6 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
     busy: dict[str, float] = {}
     for ctl in all_controllers(controllers, simulation):
         ctl._reconcile = busy_timed(ctl._reconcile, ctl.name, busy)
-        if args.yield_each_reconcile:
-            setattr(ctl, "_timed", yield_first(ctl._timed))  # noqa: B010 (an instance attribute over the method)
     try:
         await simulation.setup()
         await controllers.start()
@@ -770,7 +754,6 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--stall", str(args.stall)]
     command += ["--tracemalloc"] if args.tracemalloc else []
     command += ["--profile"] if args.profile else []
-    command += ["--yield-each-reconcile"] if args.yield_each_reconcile else []
     print(f"bench: {count} Clusters ...", file=sys.stderr, flush=True)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False, timeout=args.timeout + 600)
     if done.returncode not in (0, STALLED):
@@ -902,12 +885,11 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
     out: list[str] = []
     stalled = [r for r in results if "stalled" in r]
     results = [r for r in results if "stalled" not in r]
-    workaround = any(r.get("yield_each_reconcile") for r in results)
     if results:
         headers, rows = summary_rows(results)
         out += [
             "Time to Ready, memory and writes (each Cluster: 1 control-plane Machine, 2 MachinePools of 1, "
-            "1 MachineDeployment of 1)" + (", with --yield-each-reconcile" if workaround else "") + ":",
+            "1 MachineDeployment of 1):",
             "",
             table(headers, rows, markdown=markdown),
             "",
@@ -1008,11 +990,6 @@ def main() -> None:
     parser.add_argument("--progress", type=float, default=0, metavar="S", help="a progress line every S seconds")
     parser.add_argument(
         "--stall", type=float, default=60, metavar="S", help="end a run whose event loop is stuck S seconds (0: never)"
-    )
-    parser.add_argument(
-        "--yield-each-reconcile",
-        action="store_true",
-        help="workaround: turn the event loop once before every reconcile (see the Watchdog class)",
     )
     parser.add_argument("--tracemalloc", action="store_true", help="measure the Python heap (slow)")
     parser.add_argument("--profile", action="store_true", help="cProfile each run; the top functions to stderr")

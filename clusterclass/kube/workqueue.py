@@ -494,3 +494,6 @@ async def _worker(queue: WorkQueue[K], reconcile: Reconcile[K], on_failure: OnFa
             if requeue_after is not None:
                 queue.add_after(key, requeue_after)
         queue.done(key)
+        # let the rest of the loop run between two keys: a reconcile that never awaits real I/O (an
+        # in-process client) would otherwise keep it from delivering the watch events it waits for
+        await asyncio.sleep(0)

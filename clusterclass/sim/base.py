@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from clusterclass.api import constants as c
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import create_merge_patch
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
 from clusterclass.controllers.runtime.controller import Controller, ToKeys, key_of, split_key
@@ -32,7 +33,7 @@ from clusterclass.controllers.runtime.predicates import Predicate, is_paused
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import NotFound
 from clusterclass.kube.gotext import rfc3339
-from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX
 from clusterclass.kube.informer import Informer
 from clusterclass.sim.timing import NONE, Timing
 from clusterclass.sim.workload import WorkloadClusters
@@ -326,8 +327,70 @@ class ProviderController:
     async def write(self, before: Obj, after: Obj) -> Obj:
         return await write(self.manager, before, after)
 
+    async def release(self, current: Obj, final: Obj, finalizer: str) -> bool:
+        """Write ``final`` (the last status of a deleting object), then remove ``finalizer``, letting it go.
+
+        Two writes, status first: once the finalizer is gone the object may be gone too. Whether it was held.
+        """
+        written = await self.write(current, final)
+        released = json_copy(written)
+        if not remove_finalizer(released, finalizer):
+            return False
+        await self.write(written, released)
+        return True
+
+    async def adopt(self, obj: Obj, owner: Obj, cluster_name: str) -> Obj:
+        """Upstream's external-object reconcile: ``owner`` becomes ``obj``'s controller (the ownerReference of
+        whoever cloned it for the owner, the owner's own controller, goes), with the cluster-name label."""
+        adopted = json_copy(obj)
+        creator = controller_of(owner)
+        if creator is not None:
+            refs = [
+                ref
+                for ref in dig(adopted, "metadata", "ownerReferences") or []
+                if not (ref.get("kind") == creator.get("kind") and ref.get("name") == creator.get("name"))
+            ]
+            adopted["metadata"]["ownerReferences"] = refs
+        ensure_owner(adopted, owner, controller=True)
+        set_label(adopted, c.LABEL_CLUSTER_NAME, cluster_name)
+        return await self.write(obj, adopted) if adopted != obj else obj
+
+    async def sync_metadata(
+        self, refs: Iterable[Obj | None], namespace: str, labels: dict[str, str], annotations: dict[str, str]
+    ) -> None:
+        """Merge ``labels`` and ``annotations`` onto the objects ``refs`` name (a Machine's infrastructure
+        machine and bootstrap config, as the MachineSet and KCP keep them in step with the Machine)."""
+        for ref in refs:
+            part = await self.get_ref(ref, namespace, lambda _obj: [])
+            if part is None or deleting(part):
+                continue
+            changed = json_copy(part)
+            changed["metadata"]["labels"] = {**labels_of(part), **labels}
+            if annotations:
+                changed["metadata"]["annotations"] = {**annotations_of(part), **annotations}
+            if changed != part:
+                await self.write(part, changed)
+
     def annotations_for_failures(self, obj: Obj, cluster: Obj | None) -> Iterable[dict[str, str]]:
         return [annotations_of(obj), annotations_of(cluster)] if cluster is not None else [annotations_of(obj)]
+
+
+def owned_or_orphans(informer: Informer, owner: Obj, selector: dict[str, str]) -> tuple[list[Obj], list[Obj]]:
+    """The objects ``owner`` controls, and those its ``selector`` matches that no one controls (to adopt),
+    in ``owner``'s namespace, by name: found through the controller and label indexes, not a namespace scan."""
+    namespace = namespace_of(owner)
+    owned = informer.by_index(CONTROLLER_INDEX, str(dig(owner, "metadata", "uid")))
+    orphans: list[Obj] = []
+    if selector:
+        key, value = sorted(selector.items())[0]
+        orphans = [
+            obj
+            for obj in informer.by_index(LABEL_INDEX, f"{key}={value}")
+            if namespace_of(obj) == namespace
+            and controller_of(obj) is None
+            and all(labels_of(obj).get(k) == v for k, v in selector.items())
+        ]
+    return sorted(owned, key=name_of), sorted(orphans, key=name_of)
 
 
 def requeue_min(*values: float | None) -> float | None:

@@ -47,7 +47,11 @@ async def test_the_example_comes_up_with_upstreams_ownership_graph(any_env: SimE
     assert infra is not None and control_plane is not None
     assert owners(infra) == [("Cluster", "demo", True)]
     assert owners(control_plane) == [("Cluster", "demo", True)]
-    assert await env.find("v1", "Secret", "demo-shim") is None
+
+    async def shim_gone() -> bool:
+        return await env.find("v1", "Secret", "demo-shim") is None
+
+    await eventually(shim_gone, what="the topology controller to delete the shim Secret")
     # the ClusterClass owns its templates
     for template in await env.list(INFRA, "DockerMachinePoolTemplate"):
         assert ("ClusterClass", "quick-start-pools", False) in owners(template)

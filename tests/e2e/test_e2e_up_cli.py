@@ -50,7 +50,8 @@ def test_up_brings_the_example_to_ready_and_a_second_run_resumes_without_writing
     out = first.stdout
     assert "state .clusterclass/state.db (new)" in out
     assert "created the example (clusterclass/examples/quick-start.yaml): 10 objects, Cluster default/demo" in out
-    assert "] demo: MachinePool mp-0: 0/3 ready" in out  # progress, one line per change
+    assert "] demo: Cluster demo is Pending" in out  # progress, one line per change
+    assert "] demo: KubeadmControlPlane demo-" in out
     assert "Cluster default/demo is ready" in out
     for row in (
         "Cluster/demo",

@@ -33,11 +33,8 @@ from clusterclass.sim.base import (
     add_finalizer,
     delete_if_present,
     deleting,
-    ensure_owner,
     has_owner,
-    remove_finalizer,
     requeue_min,
-    set_label,
 )
 
 FINALIZER = "cluster.cluster.x-k8s.io"
@@ -64,16 +61,6 @@ def failure_from(obj: Obj, status: Obj) -> None:
         status["failureReason"] = reason
     if message:
         status["failureMessage"] = f"{where}: {message}"
-
-
-async def adopt(controller: ProviderController, obj: Obj, owner: Obj, cluster_name: str) -> Obj:
-    """Upstream's external-reference reconcile: ``owner`` becomes ``obj``'s controller, with the cluster-name label."""
-    adopted = json_copy(obj)
-    ensure_owner(adopted, owner, controller=True)
-    set_label(adopted, c.LABEL_CLUSTER_NAME, cluster_name)
-    if adopted != obj:
-        return await controller.write(obj, adopted)
-    return obj
 
 
 class ClusterController(ProviderController):
@@ -121,7 +108,7 @@ class ClusterController(ProviderController):
         infra = await self.get_ref(ref, namespace_of(cluster))
         if infra is None:
             return self.timing.requeue(30)
-        infra = await adopt(self, infra, cluster, name_of(cluster))
+        infra = await self.adopt(infra, cluster, name_of(cluster))
         status = cluster["status"]
         failure_from(infra, status)
         if deleting(infra):
@@ -154,7 +141,7 @@ class ClusterController(ProviderController):
         control_plane = await self.get_ref(ref, namespace_of(cluster))
         if control_plane is None:
             return self.timing.requeue(30)
-        control_plane = await adopt(self, control_plane, cluster, name_of(cluster))
+        control_plane = await self.adopt(control_plane, cluster, name_of(cluster))
         status = cluster["status"]
         failure_from(control_plane, status)
         if deleting(control_plane):
@@ -269,9 +256,6 @@ class ClusterController(ProviderController):
                 return None
             set_conditions(cluster, [false(condition, "Deleted", "Info")], self.context.now())
         self._phase(cluster)
-        written = await self.write(current, cluster)
-        released = json_copy(written)
-        if remove_finalizer(released, FINALIZER):
-            await self.write(written, released)
+        if await self.release(current, cluster, FINALIZER):
             self.events.normal(cluster, "Deleted", f"Cluster {name} has been deleted")
         return None

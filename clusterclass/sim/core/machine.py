@@ -38,7 +38,6 @@ from clusterclass.sim.base import (
     delete_if_present,
     deleting,
     ensure_owner,
-    remove_finalizer,
     requeue_min,
     set_label,
 )
@@ -112,25 +111,6 @@ def node_ready_since(node: Obj | None) -> str | None:
     if ready is None or ready.get("status") != "True":
         return None
     return str(ready.get("lastTransitionTime") or "")
-
-
-async def adopt_external(controller: ProviderController, obj: Obj, owner: Obj, cluster_name: str) -> Obj:
-    """The owner becomes ``obj``'s controller; the ownerReference of the owner's own controller (who
-    cloned ``obj``) goes; the cluster-name label is set."""
-    adopted = json_copy(obj)
-    creator = controller_of(owner)
-    if creator is not None:
-        refs = [
-            ref
-            for ref in dig(adopted, "metadata", "ownerReferences") or []
-            if not (ref.get("kind") == creator.get("kind") and ref.get("name") == creator.get("name"))
-        ]
-        adopted["metadata"]["ownerReferences"] = refs
-    ensure_owner(adopted, owner, controller=True)
-    set_label(adopted, c.LABEL_CLUSTER_NAME, cluster_name)
-    if adopted != obj:
-        return await controller.write(obj, adopted)
-    return obj
 
 
 class MachineController(ProviderController):
@@ -232,7 +212,7 @@ class MachineController(ProviderController):
         config = await self.get_ref(ref, namespace_of(machine))
         if config is None:
             return self.timing.requeue(30)
-        config = await adopt_external(self, config, machine, name_of(cluster))
+        config = await self.adopt(config, machine, name_of(cluster))
         failure_from(config, status)
         if bootstrap.get("dataSecretName"):
             status["bootstrapReady"] = True
@@ -261,7 +241,7 @@ class MachineController(ProviderController):
                 )
                 raise MachineError(status["failureMessage"])
             return self.timing.requeue(30)
-        infra = await adopt_external(self, infra, machine, name_of(cluster))
+        infra = await self.adopt(infra, machine, name_of(cluster))
         failure_from(infra, status)
         ready = dig(infra, "status", "ready") is True
         status["infrastructureReady"] = ready
@@ -385,10 +365,7 @@ class MachineController(ProviderController):
             workload = self.context.workloads.get(namespace, name_of(cluster))
             if workload is not None:
                 await delete_if_present(workload.client, "v1", "Node", str(node_ref["name"]), None)
-        written = await self.write(current, machine)
-        released = json_copy(written)
-        if remove_finalizer(released, FINALIZER):
-            await self.write(written, released)
+        await self.release(current, machine, FINALIZER)
         return None
 
     def _last_control_plane(self, machine: Obj) -> bool:

@@ -25,14 +25,13 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import false, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
-from clusterclass.kube.selectors import from_labels
 from clusterclass.sim.base import (
     ProviderController,
-    controller_of,
     delete_if_present,
     deleting,
     ensure_owner,
     has_owner,
+    owned_or_orphans,
     owner_reference,
     set_label,
 )
@@ -171,19 +170,13 @@ class MachineDeploymentController(ProviderController):
 
     async def _machine_sets(self, deployment: Obj) -> list[Obj]:
         """Its MachineSets: controlled by it, or orphans its selector matches (adopted), labelled with its name."""
-        selector = selector_labels(deployment)
-        matches = from_labels(selector)
-        uid = dig(deployment, "metadata", "uid")
+        owned, orphans = owned_or_orphans(self.machine_sets, deployment, selector_labels(deployment))
         found = []
-        for machine_set in self.machine_sets.list(namespace_of(deployment)):
-            owner = controller_of(machine_set)
-            mine = owner is not None and owner.get("uid") == uid
-            if not mine and (owner is not None or not selector or not matches.matches(labels_of(machine_set))):
-                continue
+        for machine_set in [*owned, *orphans]:
             if deleting(machine_set):
                 continue
             updated = json_copy(machine_set)
-            if not mine:
+            if machine_set in orphans:
                 ensure_owner(updated, deployment, controller=True)
             set_label(updated, c.LABEL_MACHINE_DEPLOYMENT_NAME, name_of(deployment))
             found.append(await self.write(machine_set, updated) if updated != machine_set else machine_set)

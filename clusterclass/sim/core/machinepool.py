@@ -31,11 +31,9 @@ from clusterclass.sim.base import (
     deleting,
     ensure_owner,
     owner_reference,
-    remove_finalizer,
     requeue_min,
     set_label,
 )
-from clusterclass.sim.core.cluster import adopt
 from clusterclass.sim.core.machine import (
     ANNOTATION_OWNER_KIND,
     ANNOTATION_OWNER_NAME,
@@ -134,7 +132,7 @@ class MachinePoolController(ProviderController):
             raise MachinePoolError(
                 f'failed to retrieve {ref.get("kind")} external object "{namespace_of(pool)}"/"{ref.get("name")}"'
             )
-        config = await adopt(self, config, pool, name_of(cluster))
+        config = await self.adopt(config, pool, name_of(cluster))
         if deleting(config):
             return None
         set_conditions(pool, [mirror(config, BOOTSTRAP_READY, "WaitingForDataSecret")], self.context.now())
@@ -165,7 +163,7 @@ class MachinePoolController(ProviderController):
             message = f"could not find infra reference of kind {ref.get('kind')} with name {ref.get('name')}"
             set_conditions(pool, [false(INFRASTRUCTURE_READY, "IncorrectExternalRef", "Error", message)], now)
             raise MachinePoolError(message)
-        infra = await adopt(self, infra, pool, name_of(cluster))
+        infra = await self.adopt(infra, pool, name_of(cluster))
         if deleting(infra):
             return None
         ready = dig(infra, "status", "ready") is True
@@ -376,8 +374,5 @@ class MachinePoolController(ProviderController):
                 node = workload.node(str(ref.get("name")))
                 if node is not None and dig(node, "spec", "providerID") not in listed:
                     await delete_if_present(workload.client, "v1", "Node", name_of(node), None)
-        written = await self.write(current, pool)
-        released = json_copy(written)
-        if remove_finalizer(released, FINALIZER):
-            await self.write(written, released)
+        await self.release(current, pool, FINALIZER)
         return None

@@ -18,13 +18,12 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import aggregate, false, find, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
-from clusterclass.kube.selectors import from_labels
 from clusterclass.sim.base import (
     ProviderController,
-    controller_of,
     delete_if_present,
     deleting,
     ensure_owner,
+    owned_or_orphans,
     owner_reference,
     set_label,
 )
@@ -132,16 +131,9 @@ class MachineSetController(ProviderController):
 
     async def _machines(self, machine_set: Obj) -> list[Obj]:
         """The Machines it owns: matching its selector and not controlled by another, orphans adopted."""
-        selector = from_labels(selector_labels(machine_set))
-        uid = dig(machine_set, "metadata", "uid")
-        owned = []
-        for machine in self.machines.list(namespace_of(machine_set)):
-            owner = controller_of(machine)
-            if owner is not None:
-                if owner.get("uid") == uid:
-                    owned.append(machine)
-                continue
-            if not selector_labels(machine_set) or not selector.matches(labels_of(machine)) or deleting(machine):
+        owned, orphans = owned_or_orphans(self.machines, machine_set, selector_labels(machine_set))
+        for machine in orphans:
+            if deleting(machine):
                 continue
             adopted = json_copy(machine)
             ensure_owner(adopted, machine_set, controller=True)
@@ -174,16 +166,8 @@ class MachineSetController(ProviderController):
                     updated["spec"].pop(timeout, None)
             if updated != machine:
                 machines[i] = await self.write(machine, updated)
-            for ref in (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef")):
-                part = await self.get_ref(ref, namespace_of(machine), lambda _obj: [])
-                if part is None or deleting(part):
-                    continue
-                changed = json_copy(part)
-                changed["metadata"]["labels"] = {**labels_of(part), **labels}
-                if annotations:
-                    changed["metadata"]["annotations"] = {**annotations_of(part), **annotations}
-                if changed != part:
-                    await self.write(part, changed)
+            refs = (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef"))
+            await self.sync_metadata(refs, namespace_of(machine), labels, annotations)
 
     async def _create(self, machine_set: Obj, cluster: Obj, count: int) -> list[Obj]:
         namespace = namespace_of(machine_set)

@@ -16,7 +16,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import false, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
-from clusterclass.sim.base import ProviderController, add_finalizer, deleting, remove_finalizer
+from clusterclass.sim.base import ProviderController, add_finalizer, deleting
 from clusterclass.sim.docker.kubelet import KUBEADM_CONFIG_MAP
 from clusterclass.sim.kubeadm.bootstrap import SECRETS_SELECTOR
 from clusterclass.sim.kubeadm.certificates import cluster_ca
@@ -73,11 +73,8 @@ class DockerClusterController(ProviderController):
         if deleting(docker_cluster):
             set_conditions(docker_cluster, [false(LOAD_BALANCER_AVAILABLE, "Deleting", "Info")], now)
             set_conditions(docker_cluster, [summary(docker_cluster, [LOAD_BALANCER_AVAILABLE])], now)
-            written = await self.write(current, docker_cluster)
             await self.context.workloads.remove(namespace, cluster_name)
-            released = json_copy(written)
-            if remove_finalizer(released, FINALIZER):
-                await self.write(written, released)
+            await self.release(current, docker_cluster, FINALIZER)
             return None
         if cluster is None:
             return None

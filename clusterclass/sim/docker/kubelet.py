@@ -207,8 +207,8 @@ class Kubelet:
                     },
                     field_manager="kubelet",
                 )
-            except AlreadyExists:
-                return 0.0
+            except AlreadyExists:  # created a moment ago; the cache has not seen it yet
+                return max(self.timing.requeue(1), 0.01)
             await self.workload.client.patch(
                 "v1", "Pod", name, {"status": {"phase": "Pending"}}, namespace=SYSTEM_NAMESPACE, status=True,
                 field_manager="kubelet",

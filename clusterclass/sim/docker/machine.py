@@ -20,7 +20,8 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import false, find, is_true, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
-from clusterclass.sim.base import ProviderController, add_finalizer, controller_of, deleting, remove_finalizer
+from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.sim.base import ProviderController, add_finalizer, controller_of, deleting
 from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION, serve_when_up
 from clusterclass.sim.docker.kubelet import Kubelet, address_of, kubelet_of
 from clusterclass.sim.workload import WorkloadCluster
@@ -62,8 +63,8 @@ class DockerMachineController(ProviderController):
         assert self.informer is not None
         return [
             f"{namespace_of(m)}/{name_of(m)}"
-            for m in self.informer.list(namespace_of(pool))
-            if labels_of(m).get(LABEL_POOL_NAME) == name_of(pool)
+            for m in self.informer.by_index(LABEL_INDEX, f"{LABEL_POOL_NAME}={name_of(pool)}")
+            if namespace_of(m) == namespace_of(pool)
         ]
 
     async def reconcile(self, current: Obj) -> float | None:
@@ -89,10 +90,7 @@ class DockerMachineController(ProviderController):
             if workload is not None:
                 await Kubelet(workload, self.timing, container, "", control_plane, uid).stop()
             set_conditions(docker_machine, [false(CONTAINER_PROVISIONED, "Deleting", "Info")], now)
-            written = await self.write(current, docker_machine)
-            released = json_copy(written)
-            if remove_finalizer(released, FINALIZER):
-                await self.write(written, released)
+            await self.release(current, docker_machine, FINALIZER)
             return None
         if cluster is None:
             return None

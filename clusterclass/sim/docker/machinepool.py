@@ -23,6 +23,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import READY, false, find, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.kube.indexes import OWNER_INDEX
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -30,7 +31,6 @@ from clusterclass.sim.base import (
     delete_if_present,
     deleting,
     owner_reference,
-    remove_finalizer,
 )
 from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION
 from clusterclass.sim.docker.kubelet import kubelet_of
@@ -81,12 +81,8 @@ class DockerMachinePoolController(ProviderController):
         return self.through_owner(docker_machine) if docker_machine is not None else []
 
     def _instances(self, docker_pool: Obj) -> list[Obj]:
-        uid = dig(docker_pool, "metadata", "uid")
-        return [
-            m
-            for m in self.docker_machines.list(namespace_of(docker_pool))
-            if any(ref.get("uid") == uid for ref in dig(m, "metadata", "ownerReferences") or [])
-        ]
+        owned = self.docker_machines.by_index(OWNER_INDEX, str(dig(docker_pool, "metadata", "uid")))
+        return sorted(owned, key=name_of)
 
     def _machine_of(self, instance: Obj) -> Obj | None:
         owner = controller_of(instance)
@@ -245,7 +241,5 @@ class DockerMachinePoolController(ProviderController):
                 )
         if instances:
             return self.timing.requeue(10)
-        released = json_copy(current)
-        if remove_finalizer(released, FINALIZER):
-            await self.write(current, released)
+        await self.release(current, json_copy(current), FINALIZER)
         return None

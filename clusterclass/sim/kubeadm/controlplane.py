@@ -41,6 +41,7 @@ from clusterclass.api.conditions import (
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
 from clusterclass.kube.errors import AlreadyExists
+from clusterclass.kube.indexes import CONTROLLER_INDEX
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -50,7 +51,6 @@ from clusterclass.sim.base import (
     ensure_owner,
     has_owner,
     owner_reference,
-    remove_finalizer,
 )
 from clusterclass.sim.cloning import clone_from_template
 from clusterclass.sim.kubeadm.bootstrap import BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, SECRETS_SELECTOR
@@ -225,8 +225,7 @@ class KubeadmControlPlaneController(ProviderController):
         return requeue
 
     def _owned_machines(self, kcp: Obj) -> list[Obj]:
-        uid = dig(kcp, "metadata", "uid")
-        return [m for m in self.machines.list(namespace_of(kcp)) if (controller_of(m) or {}).get("uid") == uid]
+        return sorted(self.machines.by_index(CONTROLLER_INDEX, str(dig(kcp, "metadata", "uid"))), key=name_of)
 
     async def _steps(self, kcp: Obj, cluster: Obj) -> float | None:
         namespace, cluster_name = namespace_of(kcp), name_of(cluster)
@@ -364,16 +363,8 @@ class KubeadmControlPlaneController(ProviderController):
                     updated["spec"].pop(timeout, None)
             if updated != machine:
                 machines[i] = await self.write(machine, updated)
-            for ref in (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef")):
-                part = await self.get_ref(ref, namespace_of(machine), lambda _obj: [])
-                if part is None or deleting(part):
-                    continue
-                changed = json_copy(part)
-                changed["metadata"]["labels"] = {**labels_of(part), **labels}
-                if annotations:
-                    changed["metadata"]["annotations"] = {**annotations_of(part), **annotations}
-                if changed != part:
-                    await self.write(part, changed)
+            refs = (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef"))
+            await self.sync_metadata(refs, namespace_of(machine), labels, annotations)
 
     def _needs_rollout(self, kcp: Obj, machine: Obj) -> bool:
         if dig(machine, "spec", "version") != dig(kcp, "spec", "version"):
@@ -753,10 +744,7 @@ class KubeadmControlPlaneController(ProviderController):
         now = self.context.now()
         status = kcp.setdefault("status", {})
         if not machines:
-            written = await self.write(current, kcp)
-            released = json_copy(written)
-            if remove_finalizer(released, FINALIZER):
-                await self.write(written, released)
+            await self.release(current, kcp, FINALIZER)
             return None
         namespace, name = namespace_of(cluster), name_of(cluster)
         workers = [
