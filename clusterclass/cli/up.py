@@ -76,6 +76,12 @@ log = logging.getLogger("clusterclass.up")
     metavar="STEP[:COUNT]",
     help="Make a step fail COUNT times, or always (repeatable).",
 )
+@click.option(
+    "--pool-max-surge",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Roll MachinePool instances N at a time (default: all replacements at once, as CAPD does).",
+)
 @click.option("--seed", type=int, help="Seed for names and step jitter, for repeatable runs.")
 @click.option("-v", "--verbose", is_flag=True, help="Also log the controllers to standard error.")
 def up(
@@ -89,6 +95,7 @@ def up(
     delays: str,
     delay_overrides: tuple[str, ...],
     failures: tuple[str, ...],
+    pool_max_surge: int | None,
     seed: int | None,
     verbose: bool,
 ) -> None:
@@ -125,6 +132,7 @@ def up(
                 exit_when_ready=exit_when_ready,
                 timeout=timeout,
                 seed=seed,
+                pool_max_surge=pool_max_surge,
             )
         )
     except ClusterClassError as err:
@@ -160,6 +168,7 @@ async def _up(
     exit_when_ready: bool,
     timeout: float,
     seed: int | None,
+    pool_max_surge: int | None = None,
 ) -> int:
     from clusterclass.apiserver.front.serving import write_kubeconfig
     from clusterclass.sim.timing import Timing
@@ -174,7 +183,9 @@ async def _up(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
-    management = EmbeddedManagementCluster(layout=layout, timing=timing, port=port, seed=seed)
+    management = EmbeddedManagementCluster(
+        layout=layout, timing=timing, port=port, seed=seed, pool_max_surge=pool_max_surge
+    )
     try:
         await management.start()
         assert management.client is not None

@@ -72,7 +72,9 @@ class Simulation:
 
     ``workloads`` holds the simulated workload clusters (default: in memory); ``timing`` the step
     durations and failures; ``rng`` the random name suffixes; ``runtime_sdk`` whether a Cluster with
-    a topology waits for the topology controller's ok-to-delete before its deletion proceeds.
+    a topology waits for the topology controller's ok-to-delete before its deletion proceeds;
+    ``pool_max_surge`` how a DockerMachinePool rolls (None: every replacement at once, as CAPD; 1: one
+    instance at a time).
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class Simulation:
         runtime_sdk: bool = True,
         workers: int = DEFAULT_WORKERS,
         wall: Callable[[], datetime] | None = None,
+        pool_max_surge: int | None = None,
     ) -> None:
         self.workloads = workloads if workloads is not None else WorkloadClusters()
         self.context = SimContext(
@@ -95,6 +98,7 @@ class Simulation:
             runtime_sdk=runtime_sdk,
             workers=workers,
             wall=wall or (lambda: datetime.now(UTC)),
+            pool_max_surge=pool_max_surge,
         )
         self.providers = [provider(self.context) for provider in PROVIDERS]
 

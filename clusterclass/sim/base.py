@@ -61,6 +61,9 @@ class SimContext:
     #: the RuntimeSDK feature gate: a Cluster with a topology is deleted only once ok-to-delete
     runtime_sdk: bool = True
     workers: int = DEFAULT_WORKERS
+    #: how many instances a DockerMachinePool may run beyond its replicas while it rolls (None: as many as
+    #: it replaces, all at once, as CAPD v1.6 does; 1: one instance at a time)
+    pool_max_surge: int | None = None
 
     def now(self) -> str:
         """ "Now" as Kubernetes writes it (RFC 3339, whole seconds)."""

@@ -42,12 +42,14 @@ class EmbeddedManagementCluster:
         port: int | None = None,
         seed: int | None = None,
         topology_workers: int = 10,
+        pool_max_surge: int | None = None,
     ) -> None:
         self.layout = layout
         self.timing = timing
         self.requested_port = port
         self.seed = seed
         self.topology_workers = topology_workers
+        self.pool_max_surge = pool_max_surge
         self.store: MemoryStore | None = None
         self.client: MemoryClient | None = None
         self.server: RunningServer | None = None
@@ -75,7 +77,11 @@ class EmbeddedManagementCluster:
         )
         workloads = WorkloadClusters(state_dir=layout.workloads if layout is not None else None)
         self.simulation = Simulation(
-            self.controllers.manager, workloads=workloads, timing=self.timing, rng=random.Random(rng.random())
+            self.controllers.manager,
+            workloads=workloads,
+            timing=self.timing,
+            rng=random.Random(rng.random()),
+            pool_max_surge=self.pool_max_surge,
         )
         await self.simulation.setup()
         await self.controllers.start()

@@ -108,6 +108,8 @@ class SimEnv:
         self.timing = timing or NONE
         self.seed = seed
         self.workloads = WorkloadClusters()
+        #: the simulation's pool_max_surge (None: CAPD's all replacements at once)
+        self.pool_max_surge: int | None = None
         self.controllers: Controllers | None = None
         self.simulation: Simulation | None = None
         self._runs = 0
@@ -120,7 +122,11 @@ class SimEnv:
             ControllerOptions(namespace=self.namespace, rng=random.Random(rng.random()), topology_workers=4),
         )
         self.simulation = Simulation(
-            self.controllers.manager, workloads=self.workloads, timing=self.timing, rng=random.Random(rng.random())
+            self.controllers.manager,
+            workloads=self.workloads,
+            timing=self.timing,
+            rng=random.Random(rng.random()),
+            pool_max_surge=self.pool_max_surge,
         )
         await self.simulation.setup()
         await self.controllers.start()

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
-from e2e_support import CAPI, CONTROL_PLANE, SimEnv, eventually, example_cluster
+from e2e_support import CAPI, CONTROL_PLANE, INFRA, SimEnv, eventually, example_cluster
 
 from clusterclass.api.objects import Obj, dig, labels_of
 from clusterclass.sim.timing import NONE, Step
@@ -231,3 +231,37 @@ async def test_hold_upgrade_sequence_holds_that_pool_and_the_ones_after_it(env: 
     await env.patch_topology("demo", {"workers": workers})
     await env.wait_ready()
     assert await all_pool_nodes_at(env, NEW)
+
+
+async def count_instances(env: SimEnv, pool: str, counts: list[int]) -> None:
+    """Append the number of the pool's instances (DockerMachines) every few milliseconds, until cancelled."""
+    while True:
+        counts.append(len(await env.list(INFRA, "DockerMachine", **{"cluster.x-k8s.io/pool-name": pool})))
+        await asyncio.sleep(0.003)
+
+
+async def test_pools_replace_all_instances_at_once_by_default_or_one_at_a_time_with_a_max_surge(env: SimEnv) -> None:
+    """CAPD v1.6 creates every replacement at once (full surge); ``pool_max_surge=1`` rolls one at a time."""
+    for surge, most in ((None, 2 * 3), (1, 3 + 1)):
+        env.pool_max_surge = surge
+        env.timing = NONE.with_steps(vm=Step(0.02), node=Step(0.01))
+        await env.restart()
+        cluster = small_cluster()
+        cluster["metadata"]["name"] = f"surge-{surge or 'all'}"
+        cluster["spec"]["topology"]["workers"] = {
+            "machinePools": [{"class": "default-pool", "name": "mp-0", "replicas": 3}],
+        }
+        await env.apply_example(cluster)
+        name = cluster["metadata"]["name"]
+        await env.wait_ready(name)
+        (pool,) = [p for p in await env.list(CAPI, "MachinePool") if dig(p, "spec", "clusterName") == name]
+        counts: list[int] = []
+        sampler = asyncio.ensure_future(count_instances(env, pool["metadata"]["name"], counts))
+        try:
+            await env.patch_topology(name, {"version": NEW})
+            await env.wait_ready(name, guard=90)
+        finally:
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
+        assert max(counts) == most, f"pool_max_surge={surge}: at most {max(counts)} instances, expected {most}"

@@ -9,7 +9,8 @@ any other. An instance's image is fixed when it is created: ``spec.template.cust
 :data:`~clusterclass.sim.docker.machine.ANNOTATION_IMAGE`, standing in for the container's image).
 
 Rollout: when the MachinePool's version or the custom image changes, no instance matches any more
-and all ``replicas`` replacements are created at once; as they become ready, the surplus is deleted
+and all ``replicas`` replacements are created at once (or, with the simulation's ``pool_max_surge``,
+that many at a time: 1 rolls one instance at a time); as they become ready, the surplus is deleted
 through the instances' Machines, outdated ones first. ``spec.providerIDList`` lists the instances'
 providerIDs, and the pool is ready only while exactly ``replicas`` instances exist and all have one.
 Bootstrap-config, ``preLoadImages`` or ``extraMounts`` changes replace nothing, as upstream.
@@ -131,7 +132,11 @@ class DockerMachinePoolController(ProviderController):
         matching = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) == wanted]
         domains = list(dig(pool, "spec", "failureDomains") or [])
         made: list[Obj] = []
-        for _ in range(max(replicas - len(matching), 0)):
+        missing = max(replicas - len(matching), 0)
+        surge = self.context.pool_max_surge
+        if surge is not None:  # a rolling replacement: at most replicas + surge instances at a time
+            missing = min(missing, max(replicas + surge - len(live), 0))
+        for _ in range(missing):
             suffix = self.context.lower_alphanumeric(6)
             spec = {field: json_copy(template[field]) for field in TEMPLATE_FIELDS if template.get(field)}
             labels = {c.LABEL_CLUSTER_NAME: name_of(cluster), LABEL_POOL_NAME: name_of(pool)}
