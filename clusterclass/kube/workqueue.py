@@ -21,6 +21,8 @@ client-go's ``workqueue`` rules, which controller-runtime's controllers are buil
   for the reconciles in flight.
 
 Time comes from a :class:`Clock` so tests drive delays with :class:`FakeClock` instead of sleeping.
+What the queue does is reported to its :class:`QueueMetrics` (client-go's ``workqueue`` metrics:
+adds, depth, time queued, time processing, retries); the controllers' runtime plugs Prometheus in.
 :func:`run_workers` runs the workers. The informers that feed the queue are in
 :mod:`clusterclass.kube.informer`.
 
@@ -260,6 +262,38 @@ def default_rate_limiter(
 # -- the queue -------------------------------------------------------------------------------------
 
 
+class QueueMetrics(Protocol[K_contra]):
+    """What a :class:`WorkQueue` reports, at the moments client-go's queue reports them.
+
+    ``added``: a key became due for a reconcile (it was not already); ``taken``: a worker took it;
+    ``finished``: the worker is done with it; ``retried``: it was requeued rate-limited.
+    """
+
+    def added(self, key: K_contra) -> None: ...
+
+    def taken(self, key: K_contra) -> None: ...
+
+    def finished(self, key: K_contra) -> None: ...
+
+    def retried(self, key: K_contra) -> None: ...
+
+
+class NoQueueMetrics:
+    """Reports nothing: the default."""
+
+    def added(self, key: object) -> None:
+        pass
+
+    def taken(self, key: object) -> None:
+        pass
+
+    def finished(self, key: object) -> None:
+        pass
+
+    def retried(self, key: object) -> None:
+        pass
+
+
 class ShutDown(Exception):
     """The queue was shut down and nothing is left to hand out."""
 
@@ -268,7 +302,7 @@ class WorkQueue(Generic[K]):
     """A de-duplicating, rate-limited queue of keys with at most one worker per key (module doc).
 
     Use it from one event loop. ``name`` labels log lines; ``clock`` and ``rate_limiter`` default to
-    the real clock and :func:`default_rate_limiter` on it.
+    the real clock and :func:`default_rate_limiter` on it; :attr:`metrics` may be replaced before use.
     """
 
     def __init__(
@@ -290,6 +324,7 @@ class WorkQueue(Generic[K]):
         self._getters: deque[asyncio.Future[None]] = deque()
         self._idle: list[asyncio.Future[None]] = []
         self._shutting_down = False
+        self.metrics: QueueMetrics[K] = NoQueueMetrics()
 
     # -- adding --
 
@@ -297,6 +332,7 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` unless it is already queued; a key being processed is queued at ``done``."""
         if self._shutting_down or key in self._dirty:
             return
+        self.metrics.added(key)
         self._dirty.add(key)
         if key in self._processing:
             return
@@ -330,6 +366,7 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` after the rate limiter's delay (a reconcile failed)."""
         if self._shutting_down:
             return
+        self.metrics.retried(key)
         self.add_after(key, self.rate_limiter.when(key))
 
     def forget(self, key: K) -> None:
@@ -370,10 +407,13 @@ class WorkQueue(Generic[K]):
         key = self._queue.popleft()
         self._processing.add(key)
         self._dirty.discard(key)
+        self.metrics.taken(key)
         return key
 
     def done(self, key: K) -> None:
         """The worker finished ``key``; if it was added meanwhile, it is queued again."""
+        if key in self._processing:
+            self.metrics.finished(key)
         self._processing.discard(key)
         if key in self._dirty:
             self._queue.append(key)

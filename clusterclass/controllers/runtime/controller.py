@@ -9,8 +9,10 @@ after; an exception requeues the key with backoff. Every reconcile runs in its o
 :func:`~clusterclass.controllers.runtime.logs.reconcile_scope`, so its log lines carry the controller,
 the key and a reconcile id.
 
-:class:`ReconcileStats` counts results and time per controller: the benchmark and the tests read it,
-and it is where metrics come from.
+:class:`ReconcileStats` counts results and time per controller: the benchmark and the tests read it.
+The same moments go to the controller's :class:`ControllerMetrics` (controller-runtime's
+``controller_runtime_*`` metrics, plugged in by the manager from
+:mod:`~clusterclass.controllers.runtime.metrics`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 from clusterclass.api.objects import Obj
 from clusterclass.controllers.runtime import logs
@@ -38,6 +41,32 @@ ToKeys = Callable[[Obj], Iterable[str]]
 #: controller-runtime's default (``MaxConcurrentReconciles``) is 1; Cluster API's topology and
 #: ClusterClass controllers default to 10 (``--clustertopology-concurrency``, ``--clusterclass-concurrency``)
 DEFAULT_WORKERS = 10
+
+
+#: controller-runtime's ``result`` label of ``controller_runtime_reconcile_total``
+ReconcileResult = Literal["success", "error", "requeue", "requeue_after"]
+
+
+class ControllerMetrics(Protocol):
+    """What a :class:`Controller` reports of its reconciles."""
+
+    def started(self) -> None:
+        """A worker began a reconcile."""
+        ...
+
+    def finished(self, result: ReconcileResult | None, seconds: float) -> None:
+        """That reconcile ended with ``result`` after ``seconds`` (None: it was cancelled)."""
+        ...
+
+
+class NoControllerMetrics:
+    """Reports nothing: the default until a manager instruments the controller."""
+
+    def started(self) -> None:
+        pass
+
+    def finished(self, result: ReconcileResult | None, seconds: float) -> None:
+        pass
 
 
 @dataclass
@@ -93,6 +122,7 @@ class Controller:
         self.workers = workers
         self.queue: WorkQueue[str] = WorkQueue(name=name, clock=clock, rate_limiter=rate_limiter)
         self.stats = ReconcileStats()
+        self.metrics: ControllerMetrics = NoControllerMetrics()
         self._watches: list[tuple[Informer, EventHandler]] = []
 
     def __repr__(self) -> str:
@@ -148,17 +178,25 @@ class Controller:
 
     async def _timed(self, key: str) -> float | None:
         started = time.perf_counter()
+        outcome: ReconcileResult | None = None
+        self.metrics.started()
         with logs.reconcile_scope(self.name, key):
             try:
                 result = await self._reconcile(key)
             except Exception as error:
+                outcome = "error"
                 self.stats.error += 1
                 name = type(error).__name__
                 self.stats.errors_by_type[name] = self.stats.errors_by_type.get(name, 0) + 1
                 self.stats.last_error = str(error)
                 raise
+            else:
+                # controller-runtime: Requeue without a delay is "requeue", RequeueAfter "requeue_after"
+                outcome = "success" if result is None else "requeue" if result <= 0 else "requeue_after"
             finally:
-                self.stats.seconds += time.perf_counter() - started
+                seconds = time.perf_counter() - started
+                self.stats.seconds += seconds
+                self.metrics.finished(outcome, seconds)
         if result is None:
             self.stats.success += 1
         else:

@@ -12,6 +12,9 @@ runs a pure read function and, when it asks for a kind no informer caches yet, s
 first list and runs the function again: controller-runtime's cache starts informers on first use the same
 way. The function must be free of side effects, since it may run several times.
 
+Every controller added is instrumented with the manager's :class:`~clusterclass.controllers.runtime.metrics.Metrics`
+(controller-runtime's reconcile and work-queue metrics), which ``clusterclass run`` serves.
+
 Lifecycle: :meth:`start` starts every informer, waits until all have listed, then starts the controllers'
 workers; :meth:`stop` shuts every queue down, lets the reconciles in flight finish, then stops the
 informers and flushes the event recorders. ``async with manager:`` does both.
@@ -27,6 +30,7 @@ from typing import TypeVar
 from clusterclass.api.objects import Obj, group_of
 from clusterclass.controllers.runtime.controller import Controller
 from clusterclass.controllers.runtime.events import EventRecorder
+from clusterclass.controllers.runtime.metrics import Metrics
 from clusterclass.kube.cache_reader import CacheReader, NotCached, NotSynced
 from clusterclass.kube.client import Client, FieldSelectorLike, LabelSelector
 from clusterclass.kube.informer import Informer
@@ -58,8 +62,10 @@ class Manager:
         resync_period: float | None = None,
         clock: Clock | None = None,
         watch_timeout: int | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.client = client
+        self.metrics = metrics or Metrics()
         self.namespace = namespace
         self.resync_period = resync_period
         self.clock: Clock = clock or RealClock()
@@ -153,6 +159,9 @@ class Manager:
     # -- controllers and events -------------------------------------------------------------------------
 
     def add(self, controller: Controller) -> Controller:
+        """Run ``controller`` with the manager (at once if it runs already), reporting to :attr:`metrics`."""
+        controller.metrics = self.metrics.controller(controller.name, controller.workers)
+        controller.queue.metrics = self.metrics.queue(controller.name)
         self.controllers.append(controller)
         if self._running:
             self._controller_tasks.append(asyncio.ensure_future(controller.run()))

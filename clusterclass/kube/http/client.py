@@ -16,6 +16,9 @@ How each call maps to the API:
   carries (``Gone`` for a resourceVersion that is too old); a stream that breaks raises
   :class:`~clusterclass.kube.errors.ApiError` so an informer lists again.
 
+Every request's outcome goes to ``on_response`` (method, host, HTTP code or None when no answer came), where
+``clusterclass run`` counts ``rest_client_requests_total`` as client-go does.
+
 Errors are typed: a non-2xx answer with a ``Status`` body becomes
 :func:`~clusterclass.kube.errors.from_status`'s type, anything else (an HTML error page, a refused
 connection, a TLS failure) an ApiError whose message says what happened and where. Reads (get,
@@ -32,11 +35,11 @@ import json
 import logging
 import os
 import platform
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self, cast, get_args
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 from multidict import CIMultiDict
@@ -79,6 +82,9 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 MAX_RETRY_AFTER_SECONDS = 10.0
 WATCH_EVENT_TYPES = frozenset(get_args(WatchEventType))
 
+#: told of every request: its method, the server's host:port, and the HTTP code (None: no answer came)
+ResponseObserver = Callable[[str, str, int | None], None]
+
 #: the reason a Status would have for an HTTP code, for answers that come without one
 _REASONS: dict[int, str] = {
     400: "BadRequest",
@@ -105,7 +111,8 @@ class HttpClient:
     Build it with :meth:`from_kubeconfig`, :meth:`in_cluster` or :meth:`from_environment`, or from a
     Config; use it as an async context manager or call :meth:`close`. ``request_timeout`` bounds
     every request but a watch; ``read_retries`` is how often a read is tried again after a connection
-    error. The HTTP session is opened on first use, on the running event loop.
+    error; ``on_response`` is told of every request sent (module doc). The HTTP session is opened on first
+    use, on the running event loop.
     """
 
     def __init__(
@@ -116,8 +123,11 @@ class HttpClient:
         read_retries: int = 3,
         user_agent: str = USER_AGENT,
         stdin_is_terminal: bool | None = None,
+        on_response: ResponseObserver | None = None,
     ) -> None:
         self.config = config
+        self.on_response = on_response
+        self._host = urlsplit(config.server).netloc
         self.request_timeout = request_timeout
         self.read_retries = read_retries
         self.user_agent = user_agent
@@ -396,13 +406,16 @@ class HttpClient:
                     **extra,
                 )
             except aiohttp.ClientSSLError as err:
+                self._observe(method, None)
                 raise _transport_error(method, url, "TLS handshake failed", err) from err
             except (aiohttp.ClientConnectionError, TimeoutError) as err:
+                self._observe(method, None)
                 if idempotent and attempt < self.read_retries:
                     attempt += 1
                     await asyncio.sleep(0.1 * 2**attempt)
                     continue
                 raise _transport_error(method, url, "cannot reach the API server", err) from err
+            self._observe(method, response.status)
             if response.status == 401 and not refreshed and self._auth.refresh(credentials):
                 response.release()
                 refreshed = True
@@ -421,6 +434,10 @@ class HttpClient:
             finally:
                 response.release()
             return
+
+    def _observe(self, method: str, code: int | None) -> None:
+        if self.on_response is not None:
+            self.on_response(method, self._host, code)
 
 
 def _retry_after(response: aiohttp.ClientResponse, idempotent: bool) -> float | None:
