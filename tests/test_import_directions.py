@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "controllers": BASE | {"api", "schema", "topology", "kube"},
     "sim": BASE | {"api", "schema", "topology", "kube", "apiserver", "controllers"},
     "describe": BASE | {"api", "kube"},
+    "webhooks": BASE | {"api", "schema", "topology", "kube", "controllers"},
 }
 
 

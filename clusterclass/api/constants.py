@@ -7,7 +7,8 @@ create are indistinguishable from the ones its topology controller creates.
 from typing import Final
 
 CLUSTER_GROUP: Final = "cluster.x-k8s.io"
-CLUSTER_API_VERSION: Final = "cluster.x-k8s.io/v1beta1"
+CLUSTER_VERSION: Final = "v1beta1"
+CLUSTER_API_VERSION: Final = f"{CLUSTER_GROUP}/{CLUSTER_VERSION}"
 
 KIND_CLUSTER: Final = "Cluster"
 KIND_CLUSTER_CLASS: Final = "ClusterClass"

@@ -95,12 +95,16 @@ class Controllers:
         )
         self.templates = TemplateCleanup(self.manager, watch_filter=self.options.watch_filter)
 
-    async def start(self) -> Controllers:
-        """Set the controllers up, start the informers, wait for their first lists, start the workers."""
+    async def start(self, *, reconcile: bool = True) -> Controllers:
+        """Set the controllers up, start the informers, wait for their first lists, start the workers.
+
+        ``reconcile=False`` starts only the caches (a replica waiting to be elected leader); the workers start
+        with :meth:`Manager.start_controllers <clusterclass.controllers.runtime.manager.Manager.start_controllers>`.
+        """
         await self.clusterclass.setup()
         await self.topology.setup()
         await self.templates.setup()
-        await self.manager.start()
+        await self.manager.start(controllers=reconcile)
         return self
 
     async def stop(self) -> None:

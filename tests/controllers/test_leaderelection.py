@@ -1,4 +1,4 @@
-"""Leader election on a Lease with client-go's rules: one leader, release on stop, takeover on expiry, loss on renew failure."""
+"""Leader election on a Lease as client-go does it: one leader, release on stop, takeover on expiry, renew failure."""
 
 from __future__ import annotations
 
@@ -190,5 +190,5 @@ async def test_a_leader_that_cannot_renew_within_the_deadline_stops_leading(
 def test_timings_must_be_in_client_go_proportions() -> None:
     with pytest.raises(ValueError, match="greater than the renew deadline"):
         LeaderElectionConfig(name="x", namespace="y", identity="z", lease_duration=10, renew_deadline=10)
-    with pytest.raises(ValueError, match="1.2 times the retry period"):
+    with pytest.raises(ValueError, match=r"1\.2 times the retry period"):
         LeaderElectionConfig(name="x", namespace="y", identity="z", renew_deadline=2, retry_period=2)

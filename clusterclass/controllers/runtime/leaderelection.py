@@ -299,4 +299,3 @@ class LeaderElector:
             "metadata": {"name": self.config.name, "namespace": self.config.namespace},
         }
         self._events.normal(subject, "LeaderElection", f"{self.config.identity} {what}")
-

@@ -16,7 +16,9 @@ Every controller added is instrumented with the manager's :class:`~clusterclass.
 (controller-runtime's reconcile and work-queue metrics), which ``clusterclass run`` serves.
 
 Lifecycle: :meth:`start` starts every informer, waits until all have listed, then starts the controllers'
-workers; :meth:`stop` shuts every queue down, lets the reconciles in flight finish, then stops the
+workers — or, with ``controllers=False``, only the caches, for a replica that waits for leader election and
+meanwhile serves webhooks from them; :meth:`start_controllers` starts the workers later. :meth:`stop` shuts
+every queue down, lets the reconciles in flight finish, then stops the
 informers and flushes the event recorders. ``async with manager:`` does both.
 """
 
@@ -77,6 +79,7 @@ class Manager:
         self._starting: dict[InformerKey, asyncio.Task[Informer]] = {}
         self._controller_tasks: list[asyncio.Task[None]] = []
         self._running = False
+        self._reconciling = False
 
     # -- informers ---------------------------------------------------------------------------------------
 
@@ -163,7 +166,7 @@ class Manager:
         controller.metrics = self.metrics.controller(controller.name, controller.workers)
         controller.queue.metrics = self.metrics.queue(controller.name)
         self.controllers.append(controller)
-        if self._running:
+        if self._reconciling:
             self._controller_tasks.append(asyncio.ensure_future(controller.run()))
         return controller
 
@@ -175,8 +178,8 @@ class Manager:
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start every informer, wait for their first lists, then start the controllers' workers."""
+    async def start(self, *, controllers: bool = True) -> None:
+        """Start every informer, wait for their first lists, then (unless ``controllers`` is False) the workers."""
         if self._running:
             raise RuntimeError("the manager is already running")
         self._running = True
@@ -186,7 +189,22 @@ class Manager:
         for informer in list(self._informers.values()):
             if not await informer.wait_for_sync():
                 raise RuntimeError(f"{informer!r} stopped before its first list")
+        if controllers:
+            self.start_controllers()
+
+    def start_controllers(self) -> None:
+        """Start the controllers' workers (once; the caches must be running)."""
+        if not self._running:
+            raise RuntimeError("start the manager before its controllers")
+        if self._reconciling:
+            return
+        self._reconciling = True
         self._controller_tasks = [asyncio.ensure_future(c.run()) for c in self.controllers]
+
+    @property
+    def synced(self) -> bool:
+        """Whether every informer has its first list (what ``/readyz`` waits for)."""
+        return self._running and all(informer.has_synced for informer in self._informers.values())
 
     async def stop(self) -> None:
         """Graceful: no new reconciles, the ones in flight finish, informers stop, Events are written."""
@@ -194,8 +212,14 @@ class Manager:
             return
         # reconciles in flight may still start informers on first use (Manager.read), so the manager
         # counts as running until they have finished
-        await asyncio.gather(*(controller.shutdown() for controller in self.controllers))
+        if self._reconciling:
+            await asyncio.gather(*(controller.shutdown() for controller in self.controllers))
+        else:  # no worker ever ran: nothing is in flight, and what the watches queued is for the next leader
+            for controller in self.controllers:
+                controller.stop_watching()
+                controller.queue.shutdown()
         self._running = False
+        self._reconciling = False
         for task in self._controller_tasks:
             task.cancel()
         await asyncio.gather(*self._controller_tasks, return_exceptions=True)

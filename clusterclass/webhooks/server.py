@@ -1,0 +1,188 @@
+"""The webhook server: AdmissionReview over TLS on ``--webhook-port``, with a certificate that may be renewed.
+
+kube-apiserver calls webhooks only over HTTPS, trusting the ``caBundle`` of the webhook configuration. The
+serving certificate and key are ``tls.crt`` and ``tls.key`` in ``--webhook-cert-dir`` (controller-runtime's
+names and default directory, where cert-manager's Secret is mounted). cert-manager renews them in place, so
+:class:`CertificateWatcher` looks at the files every few seconds and loads a changed pair into the server's
+TLS context: new connections get the new certificate, open ones are not interrupted, and a pair caught half
+written is ignored until both files match (controller-runtime's certwatcher does the same with fsnotify and a
+poll).
+
+Each POST to a path of :data:`~clusterclass.webhooks.handlers.WEBHOOKS` is one review: read, answered by the
+handler, timed into ``controller_runtime_webhook_*`` metrics. A handler that fails answers not allowed with code
+500 and the error, as controller-runtime does; a body that is no AdmissionReview answers 400.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from clusterclass.controllers.runtime.metrics import Metrics
+from clusterclass.kube.errors import make_status
+from clusterclass.webhooks.handlers import WEBHOOKS, AdmissionHandlers, Webhook
+from clusterclass.webhooks.review import (
+    AdmissionResponse,
+    BadReview,
+    bad_review_answer,
+    denied,
+    parse_review,
+    review_answer,
+)
+
+logger = logging.getLogger(__name__)
+
+#: controller-runtime's defaults
+DEFAULT_PORT = 9443
+DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+CERT_FILE = "tls.crt"
+KEY_FILE = "tls.key"
+#: how often the certificate files are looked at
+WATCH_INTERVAL = 5.0
+#: the largest review accepted (etcd stores objects up to 1.5 MiB; a review carries two)
+MAX_BODY = 8 * 1024 * 1024
+
+
+class CertificateError(Exception):
+    """The serving certificate or key cannot be loaded; the message names the file."""
+
+
+class CertificateWatcher:
+    """A server TLS context over ``tls.crt``/``tls.key`` in ``cert_dir``, reloaded when they change."""
+
+    def __init__(self, cert_dir: str | Path, *, interval: float = WATCH_INTERVAL) -> None:
+        self.cert_path = Path(cert_dir) / CERT_FILE
+        self.key_path = Path(cert_dir) / KEY_FILE
+        self.interval = interval
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.loads = 0
+        self._stamp = self._load()
+        self._task: asyncio.Task[None] | None = None
+
+    def _files_stamp(self) -> tuple[int, int, int, int]:
+        cert, key = self.cert_path.stat(), self.key_path.stat()
+        return (cert.st_mtime_ns, cert.st_size, key.st_mtime_ns, key.st_size)
+
+    def _load(self) -> tuple[int, int, int, int]:
+        try:
+            stamp = self._files_stamp()
+            self.context.load_cert_chain(self.cert_path, self.key_path)
+        except FileNotFoundError as err:
+            raise CertificateError(f"webhook serving certificate: {err.filename} does not exist") from err
+        except (OSError, ssl.SSLError) as err:
+            raise CertificateError(
+                f"webhook serving certificate {self.cert_path} / {self.key_path} cannot be loaded: {err}"
+            ) from err
+        self.loads += 1
+        return stamp
+
+    def check(self) -> bool:
+        """Load the pair again if the files changed; whether it was loaded."""
+        try:
+            stamp = self._files_stamp()
+        except OSError:
+            return False
+        if stamp == self._stamp:
+            return False
+        try:
+            self._stamp = self._load()
+        except CertificateError as err:  # half written, or a wrong pair: keep serving the old one
+            logger.warning("%s; keeping the previous certificate", err)
+            return False
+        logger.info("reloaded the webhook serving certificate from %s", self.cert_path)
+        return True
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+@dataclass
+class WebhookServer:
+    """The AdmissionReview endpoints of :data:`WEBHOOKS` on ``host:port`` over TLS (module doc)."""
+
+    handlers: AdmissionHandlers
+    metrics: Metrics
+    certificates: CertificateWatcher
+    host: str = "0.0.0.0"
+    port: int = DEFAULT_PORT
+    _runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
+        for webhook in WEBHOOKS:
+            app.router.add_post(webhook.path, self._endpoint(webhook))
+        return app
+
+    def _endpoint(self, webhook: Webhook) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        handler = self.handlers.handler(webhook)
+
+        async def serve(http_request: web.Request) -> web.StreamResponse:
+            with self.metrics.webhook(webhook.path) as timing:
+                try:
+                    review = parse_review(await http_request.read())
+                except BadReview as err:
+                    timing.code = 400
+                    return web.json_response(bad_review_answer(err), status=200)
+                try:
+                    response = await handler(review)
+                except Exception as err:  # a bug, or a cache that could not answer: say so, as controller-runtime
+                    logger.exception("webhook %s failed on %s %s/%s", webhook.name, review.operation, review.namespace,
+                                     review.name)  # fmt: skip
+                    response = _internal_error(err)
+                timing.code = response.code
+                return web.json_response(review_answer(review, response))
+
+        return serve
+
+    async def start(self) -> WebhookServer:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.certificates.context)
+        await site.start()
+        if self.port == 0:
+            self.port = _bound_port(self._runner)
+        self.certificates.start()
+        logger.info("serving webhooks on https://%s:%s", self.host, self.port)
+        return self
+
+    async def stop(self) -> None:
+        await self.certificates.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def serving(self) -> bool:
+        return self._runner is not None
+
+
+def _internal_error(err: Exception) -> AdmissionResponse:
+    return denied(make_status(500, "InternalError", f"Internal error occurred: {err}"))
+
+
+def _bound_port(runner: web.AppRunner) -> int:
+    for site in runner.sites:
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        for sock in sockets:
+            return int(sock.getsockname()[1])
+    raise RuntimeError("the webhook server is not listening")
