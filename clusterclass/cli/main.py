@@ -16,8 +16,10 @@ from rich.console import Console
 from clusterclass import __version__
 from clusterclass.cli.apiserver import apiserver
 from clusterclass.cli.describe import describe
+from clusterclass.cli.run import run
 from clusterclass.cli.up import up
 from clusterclass.cli.validate import validate
+from clusterclass.cli.webhookcerts import webhook_certs
 from clusterclass.errors import ClusterClassError
 from clusterclass.plan.loader import load
 from clusterclass.plan.output import render_json, render_text, render_yaml
@@ -83,6 +85,8 @@ cli.add_command(validate)
 cli.add_command(up)
 cli.add_command(apiserver)
 cli.add_command(describe)
+cli.add_command(run)
+cli.add_command(webhook_certs)
 
 
 def main() -> None:

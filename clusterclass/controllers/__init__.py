@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from clusterclass.controllers.clusterclass import ClusterClassController, VariableDiscovery, no_discovery
 from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS
 from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.controllers.runtime.metrics import Metrics
 from clusterclass.controllers.topology.cluster import ClusterTopologyController, TopologyOptions
 from clusterclass.controllers.topology.hooks import HookCaller, NoExtensions
 from clusterclass.controllers.topology.templates import TemplateCleanup
@@ -62,7 +63,8 @@ class Controllers:
     ``workload`` reads workload-cluster Nodes (default: through each Cluster's kubeconfig Secret);
     ``patches`` runs ClusterClass patches (default: inline patches); ``hooks`` calls lifecycle hooks
     (default: no extension registered, nothing ever blocks; none at all with ``runtime_sdk=False``);
-    ``discovery`` discovers variables of external patches (default: none).
+    ``discovery`` discovers variables of external patches (default: none); ``metrics`` is where the controllers
+    report (default: a registry of the manager's own).
     """
 
     def __init__(
@@ -74,9 +76,12 @@ class Controllers:
         patches: PatchEngine | None = None,
         hooks: HookCaller | None = None,
         discovery: VariableDiscovery = no_discovery,
+        metrics: Metrics | None = None,
     ) -> None:
         self.options = options or ControllerOptions()
-        self.manager = Manager(client, namespace=self.options.namespace, resync_period=self.options.sync_period)
+        self.manager = Manager(
+            client, namespace=self.options.namespace, resync_period=self.options.sync_period, metrics=metrics
+        )
         self.workload: WorkloadClusters = workload or KubeconfigWorkloadClusters(self.manager)
         self.topology = ClusterTopologyController(
             self.manager,
