@@ -34,7 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "sim": BASE | {"api", "schema", "topology", "kube", "apiserver", "controllers"},
     "describe": BASE | {"api", "kube"},
     "webhooks": BASE | {"api", "schema", "topology", "kube", "controllers"},
-    "run": BASE | {"api", "schema", "topology", "kube", "apiserver", "controllers", "sim", "webhooks"},
+    "run": BASE
+    | {"api", "schema", "topology", "kube", "apiserver", "controllers", "sim", "webhooks", "describe", "up"},
 }
 
 
