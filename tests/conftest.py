@@ -51,6 +51,12 @@ def real_apiserver_binaries_or_skip() -> Any:
 
 
 @pytest.fixture(scope="session")
+def real_apiserver_binaries() -> Any:
+    """The kube-apiserver and etcd binaries, for tests that start a server of their own."""
+    return real_apiserver_binaries_or_skip()
+
+
+@pytest.fixture(scope="session")
 def real_apiserver() -> Iterator[RealApiServer]:
     """One etcd and kube-apiserver for the whole session, with the Cluster API CRDs installed."""
     server = RealApiServer(real_apiserver_binaries_or_skip()).start()

@@ -48,6 +48,9 @@ logger = logging.getLogger(__name__)
 #: upstream polls for a reconciled ClusterClass this often, this long (spec §6.1.1)
 CLASS_POLL_INTERVAL = 0.2
 CLASS_POLL_TIMEOUT = 2.0
+#: how long a webhook waits for a workload cluster's Nodes: well within kube-apiserver's 10 s webhook timeout, so a
+#: workload cluster that does not answer blocks the version bump with a message instead of failing the request
+WORKLOAD_TIMEOUT = 5.0
 
 WebhookType = Literal["mutating", "validating"]
 
@@ -205,7 +208,8 @@ class AdmissionHandlers:
         if not any(dig(pool, "status", "nodeRefs") for pool in await self.manager.read(pools)):
             return
         try:
-            await self.workload.prepare(cluster)
+            async with asyncio.timeout(WORKLOAD_TIMEOUT):
+                await self.workload.prepare(cluster)
         except Exception as err:  # the guard then reports the Nodes it could not read
             logger.info("workload cluster of %s/%s not readable: %s", namespace_of(cluster), name_of(cluster), err)
 

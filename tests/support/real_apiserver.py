@@ -210,8 +210,10 @@ class RealApiServer:
     from (for resources in :data:`UNCACHED_RESOURCES`).
     """
 
-    def __init__(self, binaries: Binaries | None = None) -> None:
+    def __init__(self, binaries: Binaries | None = None, *, authorization_modes: str = "RBAC") -> None:
         self.binaries = binaries or find_binaries()
+        #: ``--authorization-mode`` (envtest's RBAC; ``Node,RBAC`` as a real control plane runs it)
+        self.authorization_modes = authorization_modes
         self._tmp: Path | None = None
         self._processes: list[_Process] = []
         self._ssl: ssl.SSLContext | None = None
@@ -335,7 +337,7 @@ class RealApiServer:
             "--service-cluster-ip-range=10.0.0.0/24",
             "--allow-privileged=true",
             "--disable-admission-plugins=ServiceAccount",
-            "--authorization-mode=RBAC",
+            f"--authorization-mode={self.authorization_modes}",
             f"--client-ca-file={certs['client-cert-auth-ca.crt']}",
             f"--service-account-issuer={self.server}/",
             f"--service-account-key-file={certs['sa-signer.crt']}",
@@ -450,6 +452,29 @@ class RealApiServer:
                 return False
         return True
 
+    # -- identities -----------------------------------------------------------------------------
+
+    def service_account_token(self, namespace: str, name: str, seconds: int = 3600) -> str:
+        """A token of ServiceAccount ``namespace/name`` from the TokenRequest API (the SA must exist)."""
+        status, body = self.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}},
+        )
+        if status != 201:
+            raise RuntimeError(f"TokenRequest for {namespace}/{name} answered {status}: {body}")
+        return str(body["status"]["token"])
+
+    def token_kubeconfig(self, path: Path, token: str, user: str) -> Path:
+        """A kubeconfig at ``path`` for this server that authenticates with a bearer ``token``."""
+        document = json.loads(json.dumps(_read_yaml(self.kubeconfig)))
+        document["users"] = [{"name": user, "user": {"token": token}}]
+        for context in document["contexts"]:
+            context["context"]["user"] = user
+        path.write_text(json.dumps(document))
+        path.chmod(0o600)
+        return path
+
     # -- clients --------------------------------------------------------------------------------
 
     def client(self) -> Client:
@@ -461,6 +486,12 @@ class RealApiServer:
         from clusterclass.kube.http import HttpClient
 
         return HttpClient.from_kubeconfig(self.kubeconfig)
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
 
 
 def _b64(data: bytes) -> str:

@@ -1,0 +1,413 @@
+"""``clusterclass run`` on a real kube-apiserver as a deployment runs it: RBAC-bound, webhooks, leader election.
+
+The kube-apiserver of this module authorizes with ``Node,RBAC`` and calls admission webhooks (its default plugins).
+``config/rbac`` (and ``config/sim``'s role) is applied for real; ``clusterclass run`` runs as a subprocess with the
+token of the ServiceAccount ``clusterclass-system/clusterclass-manager`` — bound to the generated roles only — so
+any request the roles do not allow fails here as it would in a cluster. The webhooks are registered by URL with the
+CA of a serving pair made by :mod:`clusterclass.webhooks.certificates`, and every user write goes through kubectl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support.real_apiserver import RealApiServer, find_binary, free_port
+
+from clusterclass.api.objects import Obj, dig
+from clusterclass.controllers.runtime.manager import Manager
+from clusterclass.describe.collect import collect
+from clusterclass.describe.readiness import pending
+from clusterclass.kube.client import Client
+from clusterclass.sim import Simulation
+from clusterclass.sim.timing import NONE
+from clusterclass.up.example import example_objects
+from clusterclass.webhooks.certificates import ServingCertificate, serving_certificate
+from clusterclass.webhooks.configuration import url_client_config, webhook_configurations
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "config"
+NAMESPACE = "clusterclass-system"
+SERVICE_ACCOUNT = "clusterclass-manager"
+LEASE = "controller-leader-election-clusterclass"
+CAPI = "cluster.x-k8s.io/v1beta1"
+#: fast leader election, in client-go's proportions
+LEASE_SECONDS = 4.0
+ELECTION_FLAGS = (
+    "--leader-elect",
+    f"--leader-election-namespace={NAMESPACE}",
+    f"--leader-elect-lease-duration={LEASE_SECONDS:g}s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=500ms",
+)
+#: a guard, not a speed target
+GUARD = 150.0
+
+pytestmark = pytest.mark.timeout(600)
+
+
+# --- the cluster and its installation ------------------------------------------------------------------
+
+
+def kubectl(
+    kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    binary, looked = find_binary("kubectl")
+    assert binary is not None, f"kubectl not found (looked at {looked})"
+    done = subprocess.run(
+        [str(binary), "--kubeconfig", str(kubeconfig), *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done
+
+
+@dataclass
+class Installed:
+    """The apiserver with clusterclass's RBAC applied, the manager's token kubeconfig and a webhook serving pair."""
+
+    api: RealApiServer
+    manager_kubeconfig: Path
+    certificate: ServingCertificate
+    cert_dir: Path
+    workdir: Path
+
+    def register_webhooks(self, port: int) -> None:
+        """Point every webhook at ``https://127.0.0.1:<port>`` (a Service's endpoints moving to that replica)."""
+        documents = webhook_configurations(
+            url_client_config(f"https://127.0.0.1:{port}", self.certificate.ca_bundle),
+            mutating_name="clusterclass-mutating-webhook-configuration",
+            validating_name="clusterclass-validating-webhook-configuration",
+        )
+        kubectl(
+            self.api.kubeconfig,
+            "apply",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}),
+        )
+
+
+@pytest.fixture(scope="module")
+def installed(real_apiserver_binaries: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    api = RealApiServer(real_apiserver_binaries, authorization_modes="Node,RBAC").start()
+    try:
+        workdir = tmp_path_factory.mktemp("run")
+        kubectl(api.kubeconfig, "apply", "-f", str(CONFIG / "manager" / "namespace.yaml"))
+        kubectl(api.kubeconfig, "apply", "-k", str(CONFIG / "rbac"))
+        kubectl(
+            api.kubeconfig,
+            "apply",
+            "-f",
+            str(CONFIG / "sim" / "role.yaml"),
+            "-f",
+            str(CONFIG / "sim" / "role_binding.yaml"),
+        )
+        token = api.service_account_token(NAMESPACE, SERVICE_ACCOUNT)
+        manager_kubeconfig = api.token_kubeconfig(workdir / "manager.kubeconfig", token, SERVICE_ACCOUNT)
+        certificate = serving_certificate(["127.0.0.1"])
+        cert_dir = workdir / "certs"
+        certificate.write(cert_dir)
+        yield Installed(api, manager_kubeconfig, certificate, cert_dir, workdir)
+    finally:
+        api.stop()
+
+
+# --- clusterclass run as a subprocess ------------------------------------------------------------------------
+
+
+class RunProcess:
+    """One ``clusterclass run`` subprocess with its own webhook, metrics and health ports, logging to a file."""
+
+    def __init__(self, installed: Installed, name: str, *flags: str) -> None:
+        self.webhook_port, self.metrics_port, self.health_port = free_port(), free_port(), free_port()
+        self.log_path = installed.workdir / f"{name}.log"
+        argv = [
+            sys.executable,
+            "-m",
+            "clusterclass.cli.main",
+            "run",
+            f"--kubeconfig={installed.manager_kubeconfig}",
+            f"--webhook-port={self.webhook_port}",
+            f"--webhook-cert-dir={installed.cert_dir}",
+            f"--metrics-bind-addr=127.0.0.1:{self.metrics_port}",
+            f"--health-addr=127.0.0.1:{self.health_port}",
+            *flags,
+        ]
+        self._log = self.log_path.open("wb")
+        self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, cwd=installed.workdir)
+
+    def get(self, port: int, path: str) -> tuple[int, str]:
+        """The status and body of ``path``; status 0 while nothing listens yet."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+        except OSError:
+            return 0, ""
+
+    def ready(self) -> bool:
+        return self.get(self.health_port, "/readyz")[0] == 200
+
+    def metric(self, metric: str, /, **labels: str) -> float:
+        """One sample of /metrics (0 when absent)."""
+        _, text = self.get(self.metrics_port, "/metrics")
+        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in text.splitlines():
+            if line.startswith(f"{metric}{{") or line.startswith(f"{metric} "):
+                series, value = line.rsplit(" ", 1)
+                found = ",".join(sorted(series[len(metric) + 1 : -1].split(","))) if "{" in series else ""
+                if found == wanted:
+                    return float(value)
+        return 0.0
+
+    def leading(self) -> bool:
+        return self.metric("leader_election_master_status", name=LEASE) == 1.0
+
+    def reconciled(self) -> float:
+        return self.metric("controller_runtime_reconcile_total", controller="topology/cluster", result="success")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def terminate(self, timeout: float = 60) -> int:
+        self.popen.send_signal(signal.SIGTERM)
+        code = self.popen.wait(timeout)
+        self._log.close()
+        return code
+
+    def kill(self) -> None:
+        self.popen.kill()
+        self.popen.wait(30)
+        self._log.close()
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.kill()
+
+
+def wait(check: Any, what: str, guard: float = GUARD, process: RunProcess | None = None) -> None:
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if process is not None and process.popen.poll() is not None:
+            raise AssertionError(
+                f"clusterclass run exited ({process.popen.returncode}) waiting for {what}:\n{process.log()[-4000:]}"
+            )
+        time.sleep(0.2)
+    tail = f"\n{process.log()[-4000:]}" if process is not None else ""
+    raise AssertionError(f"timed out after {guard:g}s waiting for {what}{tail}")
+
+
+async def async_wait(check: Any, what: str, guard: float = GUARD) -> None:
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"timed out after {guard:g}s waiting for {what}")
+
+
+def quick_start(namespace: str = "default") -> list[Obj]:
+    objects = copy.deepcopy(example_objects())
+    for obj in objects:
+        obj["metadata"]["namespace"] = namespace
+    return objects
+
+
+def as_yaml(objects: list[Obj]) -> str:
+    return "---\n".join(yaml.safe_dump(o) for o in objects)
+
+
+async def cluster_ready(client: Client, namespace: str, name: str = "demo") -> bool:
+    return not pending(await collect(client, namespace=namespace, name=name))
+
+
+def lease_holder(installed: Installed) -> str:
+    done = kubectl(installed.api.kubeconfig, "-n", NAMESPACE, "get", "lease", LEASE, "-o", "json")
+    return str(json.loads(done.stdout)["spec"].get("holderIdentity") or "")
+
+
+# --- the tests -----------------------------------------------------------------------------------------------
+
+
+def test_the_config_applies_with_the_servers_dry_run(installed: Installed) -> None:
+    for base in ("crd", "no-certmanager"):
+        done = kubectl(installed.api.kubeconfig, "apply", "--dry-run=server", "-k", str(CONFIG / base))
+        assert "server dry run" in done.stdout
+    rendered = list(yaml.safe_load_all(kubectl(installed.api.kubeconfig, "kustomize", str(CONFIG / "sim")).stdout))
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in rendered}
+    assert ("Certificate", "clusterclass-serving-cert") in kinds and ("ClusterRole", "clusterclass-sim-role") in kinds
+    (deployment,) = [d for d in rendered if d["kind"] == "Deployment"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][:2] == ["run", "--leader-elect"] and container["args"][-1] == "--sim"
+    assert container["image"] == "clusterclass:0.1.0"
+
+
+def test_run_with_the_simulated_providers_under_the_generated_roles(installed: Installed) -> None:
+    admin = installed.api.kubeconfig
+    run = RunProcess(installed, "sim", "--sim", "--sim-delays=none", *ELECTION_FLAGS)
+    try:
+        wait(run.ready, "/readyz", process=run)
+        wait(run.leading, "leadership", process=run)
+        installed.register_webhooks(run.webhook_port)
+        kubectl(admin, "apply", "-f", "-", stdin=as_yaml(quick_start()))
+
+        async def converge() -> None:
+            client = installed.api.client()
+            try:
+                await async_wait(lambda: cluster_ready(client, "default"), "the quick-start Cluster to be ready")
+            finally:
+                await client.close()
+
+        asyncio.run(converge())
+        described = subprocess.run(
+            [sys.executable, "-m", "clusterclass.cli.main", "describe", "cluster", "demo", "--kubeconfig", str(admin)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert described.returncode == 0 and "MachinePool/demo-mp-0-" in described.stdout
+
+        # admission: an invalid Cluster and an incompatible ClusterClass change are refused with upstream's words
+        bad = next(o for o in quick_start() if o["kind"] == "Cluster")
+        bad["metadata"]["name"] = "bad"
+        bad["spec"]["topology"]["version"] = "v1.28"
+        refused = kubectl(admin, "apply", "-f", "-", stdin=as_yaml([bad]), check=False)
+        # (kubectl prints an Invalid answer's causes, as it does for upstream's webhook)
+        assert refused.returncode != 0
+        assert (
+            'The Cluster "bad" is invalid: spec.topology.version: Invalid value: "v1.28": '
+            "version must be a valid semantic version"
+        ) in refused.stderr
+        validate_cluster = "/validate-cluster-x-k8s-io-v1beta1-cluster"
+        assert run.metric("controller_runtime_webhook_requests_total", webhook=validate_cluster, code="422") == 1
+        patch = '[{"op":"replace","path":"/spec/infrastructure/ref/kind","value":"DockerMachinePoolTemplate"}]'
+        refused = kubectl(admin, "patch", "clusterclass", "quick-start-pools", "--type=json", "-p", patch, check=False)
+        assert refused.returncode != 0
+        assert 'The ClusterClass "quick-start-pools" is invalid: spec.infrastructure.ref.kind: Forbidden' in (
+            refused.stderr
+        )
+
+        # the roles are tight: what the controllers never do, the manager's identity may not do
+        manager = installed.manager_kubeconfig
+        for forbidden in (
+            ("get", "pods", "-A"),
+            ("delete", "clusterclass", "quick-start-pools"),
+            ("create", "namespace", "not-allowed"),
+            ("create", "configmap", "not-allowed", "-n", "default"),
+        ):
+            denied = kubectl(manager, *forbidden, check=False)
+            assert denied.returncode != 0 and "forbidden" in denied.stderr.lower(), (forbidden, denied.stderr)
+        assert kubectl(manager, "auth", "can-i", "patch", "machinepools.cluster.x-k8s.io").stdout.strip() == "yes"
+
+        # metrics after convergence
+        assert run.reconciled() > 0
+        assert run.metric("controller_runtime_reconcile_total", controller="clusterclass", result="success") > 0
+        assert run.metric("workqueue_depth", controller="topology/cluster", name="topology/cluster") == 0
+        assert run.metric("rest_client_requests_total", code="201", method="POST", host=installed.api.server[8:]) > 0
+
+        # nothing the controllers or providers asked for was refused (deleting the Cluster is left out: this
+        # server runs no garbage collector, which the deletion order relies on; the roles' delete verbs come from
+        # the recorded life on the embedded store, tests/run/test_manifests.py)
+        assert "is forbidden" not in run.log(), re.findall(r".*is forbidden.*", run.log())[:5]
+        assert run.terminate() == 0
+        assert lease_holder(installed) == ""  # released on SIGTERM
+    finally:
+        run.stop()
+
+
+async def test_a_standby_takes_over_when_the_leader_dies_and_converges_without_duplicates(installed: Installed) -> None:
+    """Two replicas; the providers are simulated in this test process, as the environment around the controllers.
+
+    Blocking calls run in threads: the simulated workload clusters are served by this process's event loop, and
+    the webhooks ask them for Nodes while kube-apiserver waits for an answer.
+    """
+    namespace = "failover"
+    admin = installed.api.kubeconfig
+    await asyncio.to_thread(kubectl, admin, "create", "namespace", namespace)
+    client = installed.api.client()
+    providers = Manager(client, namespace=namespace)
+    simulation = Simulation(providers, timing=NONE)
+    await simulation.setup()
+    await providers.start()
+    first = RunProcess(installed, "first", *ELECTION_FLAGS)
+    second: RunProcess | None = None
+    try:
+        await asyncio.to_thread(wait, first.leading, "the first replica to lead", process=first)
+        second = RunProcess(installed, "second", *ELECTION_FLAGS)
+        await asyncio.to_thread(wait, second.ready, "the second replica to be ready", process=second)
+        await asyncio.to_thread(installed.register_webhooks, first.webhook_port)
+        await asyncio.to_thread(kubectl, admin, "apply", "-f", "-", stdin=as_yaml(quick_start(namespace)))
+        await async_wait(lambda: cluster_ready(client, namespace), "the Cluster to be ready under the first leader")
+        assert first.leading() and not second.leading()
+        assert second.reconciled() == 0  # the standby's controllers never ran
+        holder = await asyncio.to_thread(lease_holder, installed)
+
+        await asyncio.to_thread(first.kill)  # no release: the standby must wait for the lease to expire
+        killed_at = time.monotonic()
+        await asyncio.to_thread(wait, second.leading, "the standby to take the lease", 30.0, second)
+        took = time.monotonic() - killed_at
+        assert took <= LEASE_SECONDS + 3, f"the standby led {took:.1f}s after the leader died"
+        assert await asyncio.to_thread(lease_holder, installed) not in ("", holder)
+
+        await asyncio.to_thread(
+            installed.register_webhooks, second.webhook_port
+        )  # the Service's endpoints follow the live replica
+        patch = {"spec": {"topology": {"workers": {"machinePools": []}}}}
+        cluster = await client.get(CAPI, "Cluster", "demo", namespace=namespace)
+        pools = copy.deepcopy(cluster["spec"]["topology"]["workers"]["machinePools"])
+        pools[0]["replicas"] = 4
+        patch["spec"]["topology"]["workers"]["machinePools"] = pools
+        await asyncio.to_thread(
+            kubectl, admin, "-n", namespace, "patch", "cluster", "demo", "--type=merge", "-p", json.dumps(patch)
+        )
+
+        async def scaled() -> bool:
+            objects = await collect(client, namespace=namespace, name="demo")
+            mp0 = [
+                p
+                for p in objects.machine_pools
+                if dig(p, "metadata", "labels", "topology.cluster.x-k8s.io/pool-name") == "mp-0"
+            ]
+            return not pending(objects) and len(mp0) == 1 and dig(mp0[0], "status", "readyReplicas") == 4
+
+        await async_wait(scaled, "mp-0 to be scaled to 4 under the new leader")
+        assert second.reconciled() > 0
+        for kind, expected in (("MachinePool", 2), ("MachineDeployment", 1)):
+            owned = (await client.list(CAPI, kind, namespace=namespace)).items
+            names = [
+                dig(
+                    o,
+                    "metadata",
+                    "labels",
+                    f"topology.cluster.x-k8s.io/{'pool' if kind == 'MachinePool' else 'deployment'}-name",
+                )
+                for o in owned
+            ]
+            assert len(owned) == expected and len(set(names)) == expected, f"duplicate {kind}s: {names}"
+        control_planes = (
+            await client.list("controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane", namespace=namespace)
+        ).items
+        assert len(control_planes) == 1
+        assert await asyncio.to_thread(second.terminate) == 0
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+        await providers.stop()
+        await simulation.close()
+        await client.close()
