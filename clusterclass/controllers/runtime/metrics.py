@@ -48,7 +48,9 @@ WEBHOOK_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 #: what ``rest_client_requests_total`` says for a request that got no HTTP answer, as client-go says it
 NO_ANSWER = "<error>"
 
-CONTENT_TYPE = prometheus_client.CONTENT_TYPE_LATEST
+#: the text format's content type as controller-runtime serves it (every name here is a classic one, so the body is
+#: the same as prometheus-client's newer 1.0.0 flavour; 0.0.4 is what every Prometheus version reads)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class Metrics:
