@@ -168,8 +168,8 @@ def run(
 
 
 async def _run(options: object) -> int:
+    from clusterclass.kube.certs import CertificateError
     from clusterclass.run import ControllerProcess, RunOptions
-    from clusterclass.webhooks.server import CertificateError
 
     assert isinstance(options, RunOptions)
     stopping = asyncio.Event()
@@ -181,7 +181,7 @@ async def _run(options: object) -> int:
         try:
             await process.start()
         except CertificateError as err:
-            log.error("%s (run with --webhook-port 0 to serve no webhooks)", err)
+            log.error("webhook %s (run with --webhook-port 0 to serve no webhooks)", err)
             return 1
         log.info("running; stop with SIGTERM or Ctrl-C")
         stop = asyncio.ensure_future(stopping.wait())

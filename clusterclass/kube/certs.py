@@ -5,18 +5,36 @@ kube-apiserver need the same three things envtest makes: a self-signed CA, a ser
 for ``localhost``/``127.0.0.1``, and client certificates whose common name is the user and whose
 organizations are the groups (``system:masters`` bypasses RBAC). Keys are ECDSA P-256, as envtest's
 TinyCA makes them; everything is PEM text so it can go straight into a kubeconfig.
+
+Servers of ours that kube-apiserver calls (the admission webhooks, Runtime Extensions written with the SDK) serve
+``tls.crt``/``tls.key`` from a directory that cert-manager renews in place: :class:`CertificateWatcher` looks at
+the files every few seconds and loads a changed pair into the server's TLS context, so new connections get the new
+certificate, open ones are not interrupted, and a pair caught half written is ignored until both files match
+(controller-runtime's certwatcher does the same with fsnotify and a poll).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
+import logging
+import ssl
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+logger = logging.getLogger(__name__)
+
+CERT_FILE = "tls.crt"
+KEY_FILE = "tls.key"
+#: how often a served certificate's files are looked at
+WATCH_INTERVAL = 5.0
 
 #: how long issued certificates are valid: long enough for any test run or embedded session
 VALIDITY = timedelta(days=365)
@@ -151,3 +169,68 @@ def signing_key_pair() -> KeyPair:
     key = _new_key()
     public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return KeyPair(public, _key_pem(key))
+
+
+class CertificateError(Exception):
+    """The serving certificate or key cannot be loaded; the message names the file."""
+
+
+class CertificateWatcher:
+    """A server TLS context over ``tls.crt``/``tls.key`` in ``cert_dir``, reloaded when they change."""
+
+    def __init__(self, cert_dir: str | Path, *, interval: float = WATCH_INTERVAL) -> None:
+        self.cert_path = Path(cert_dir) / CERT_FILE
+        self.key_path = Path(cert_dir) / KEY_FILE
+        self.interval = interval
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.loads = 0
+        self._stamp = self._load()
+        self._task: asyncio.Task[None] | None = None
+
+    def _files_stamp(self) -> tuple[int, int, int, int]:
+        cert, key = self.cert_path.stat(), self.key_path.stat()
+        return (cert.st_mtime_ns, cert.st_size, key.st_mtime_ns, key.st_size)
+
+    def _load(self) -> tuple[int, int, int, int]:
+        try:
+            stamp = self._files_stamp()
+            self.context.load_cert_chain(self.cert_path, self.key_path)
+        except FileNotFoundError as err:
+            raise CertificateError(f"serving certificate: {err.filename} does not exist") from err
+        except (OSError, ssl.SSLError) as err:
+            raise CertificateError(
+                f"serving certificate {self.cert_path} / {self.key_path} cannot be loaded: {err}"
+            ) from err
+        self.loads += 1
+        return stamp
+
+    def check(self) -> bool:
+        """Load the pair again if the files changed; whether it was loaded."""
+        try:
+            stamp = self._files_stamp()
+        except OSError:
+            return False
+        if stamp == self._stamp:
+            return False
+        try:
+            self._stamp = self._load()
+        except CertificateError as err:  # half written, or a wrong pair: keep serving the old one
+            logger.warning("%s; keeping the previous certificate", err)
+            return False
+        logger.info("reloaded the serving certificate from %s", self.cert_path)
+        return True
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

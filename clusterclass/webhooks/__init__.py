@@ -6,7 +6,8 @@
 - ``server``: HTTPS with a serving certificate reloaded when its files change.
 """
 
+from clusterclass.kube.certs import CertificateWatcher
 from clusterclass.webhooks.handlers import WEBHOOKS, AdmissionHandlers, Webhook
-from clusterclass.webhooks.server import CertificateWatcher, WebhookServer
+from clusterclass.webhooks.server import WebhookServer
 
 __all__ = ["WEBHOOKS", "AdmissionHandlers", "CertificateWatcher", "Webhook", "WebhookServer"]

@@ -15,17 +15,14 @@ handler, timed into ``controller_runtime_webhook_*`` metrics. A handler that fai
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from aiohttp import web
 
 from clusterclass.controllers.runtime.metrics import Metrics
+from clusterclass.kube.certs import CertificateWatcher
 from clusterclass.kube.errors import make_status
 from clusterclass.webhooks.handlers import WEBHOOKS, AdmissionHandlers, Webhook
 from clusterclass.webhooks.review import (
@@ -42,77 +39,8 @@ logger = logging.getLogger(__name__)
 #: controller-runtime's defaults
 DEFAULT_PORT = 9443
 DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-CERT_FILE = "tls.crt"
-KEY_FILE = "tls.key"
-#: how often the certificate files are looked at
-WATCH_INTERVAL = 5.0
 #: the largest review accepted (etcd stores objects up to 1.5 MiB; a review carries two)
 MAX_BODY = 8 * 1024 * 1024
-
-
-class CertificateError(Exception):
-    """The serving certificate or key cannot be loaded; the message names the file."""
-
-
-class CertificateWatcher:
-    """A server TLS context over ``tls.crt``/``tls.key`` in ``cert_dir``, reloaded when they change."""
-
-    def __init__(self, cert_dir: str | Path, *, interval: float = WATCH_INTERVAL) -> None:
-        self.cert_path = Path(cert_dir) / CERT_FILE
-        self.key_path = Path(cert_dir) / KEY_FILE
-        self.interval = interval
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.loads = 0
-        self._stamp = self._load()
-        self._task: asyncio.Task[None] | None = None
-
-    def _files_stamp(self) -> tuple[int, int, int, int]:
-        cert, key = self.cert_path.stat(), self.key_path.stat()
-        return (cert.st_mtime_ns, cert.st_size, key.st_mtime_ns, key.st_size)
-
-    def _load(self) -> tuple[int, int, int, int]:
-        try:
-            stamp = self._files_stamp()
-            self.context.load_cert_chain(self.cert_path, self.key_path)
-        except FileNotFoundError as err:
-            raise CertificateError(f"webhook serving certificate: {err.filename} does not exist") from err
-        except (OSError, ssl.SSLError) as err:
-            raise CertificateError(
-                f"webhook serving certificate {self.cert_path} / {self.key_path} cannot be loaded: {err}"
-            ) from err
-        self.loads += 1
-        return stamp
-
-    def check(self) -> bool:
-        """Load the pair again if the files changed; whether it was loaded."""
-        try:
-            stamp = self._files_stamp()
-        except OSError:
-            return False
-        if stamp == self._stamp:
-            return False
-        try:
-            self._stamp = self._load()
-        except CertificateError as err:  # half written, or a wrong pair: keep serving the old one
-            logger.warning("%s; keeping the previous certificate", err)
-            return False
-        logger.info("reloaded the webhook serving certificate from %s", self.cert_path)
-        return True
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._watch())
-
-    async def _watch(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            self.check()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
 
 @dataclass
