@@ -29,7 +29,7 @@ from typing import Any
 
 from clusterclass.plan.loader import load
 from clusterclass.topology.changes import compute_changes
-from clusterclass.topology.patches.engine import InlinePatchEngine
+from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import NoNodes, ObjectIndex
 
@@ -111,7 +111,7 @@ def cluster_with_workers(n: int) -> dict[str, Any]:
     }
 
 
-ENGINE = InlinePatchEngine()
+ENGINE = ClusterClassPatchEngine()
 
 
 def existing_state(objects: list[dict[str, Any]], cluster: dict[str, Any]) -> list[dict[str, Any]]:

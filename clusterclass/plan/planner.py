@@ -28,7 +28,7 @@ from clusterclass.topology.check.cluster import always_reconciled, default_clust
 from clusterclass.topology.check.clusterclass import default_cluster_class, validate_cluster_class
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.patches import PatchEngine
-from clusterclass.topology.patches.engine import InlinePatchEngine
+from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
 
@@ -159,7 +159,7 @@ def make_plan(
             continue
         try:
             plan.computation = compute_topology(
-                obj, index, nodes=nodes, rng=rng, patches=patches or InlinePatchEngine()
+                obj, index, nodes=nodes, rng=rng, patches=patches or ClusterClassPatchEngine()
             )
             plan.changes = compute_changes(plan.computation, rng=rng)
         except TopologyError as err:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
@@ -43,6 +43,9 @@ from clusterclass.topology.upgrade import (
     new_tracker,
     worker_version,
 )
+
+if TYPE_CHECKING:
+    from clusterclass.topology.patches.external import ExtensionCalls
 
 
 @dataclass
@@ -402,6 +405,7 @@ def compute_desired_state(
     rng: random.Random,
     patches: PatchEngine | None = None,
     hooks: LifecycleHooks | None = None,
+    extensions: ExtensionCalls | None = None,
 ) -> Computation:
     """Compute every object ``current.cluster``'s topology should have, in upstream's order."""
     computer = _Computer(blueprint, current, rng, hooks)
@@ -421,7 +425,7 @@ def compute_desired_state(
     for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
         desired.workers(kind).update(computer.workers(kind))
     try:
-        (patches or NoPatches()).apply(blueprint, desired)
+        (patches or NoPatches()).apply(blueprint, desired, extensions)
     except TopologyError as err:
         raise err.wrap("failed to apply patches") from err
     return Computation(blueprint, current, desired, computer.upgrades, computer.hook_tracker, computer.warnings)

@@ -10,6 +10,7 @@ import contextlib
 import copy
 import random
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, key_of
@@ -29,6 +30,9 @@ from clusterclass.topology.hooks import LifecycleHooks
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.reader import NodeReader, Reader
 from clusterclass.topology.variables import variable_definitions
+
+if TYPE_CHECKING:
+    from clusterclass.topology.patches.external import ExtensionCalls
 
 
 def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
@@ -101,6 +105,7 @@ def compute_topology(
     rng: random.Random,
     patches: PatchEngine | None = None,
     hooks: LifecycleHooks | None = None,
+    extensions: ExtensionCalls | None = None,
     stage_context: bool = False,
 ) -> Computation:
     """Read the ClusterClass, its templates and the Cluster's current objects; compute desired.
@@ -118,7 +123,7 @@ def compute_topology(
     with _stage("error reading current state of the Cluster topology", stage_context):
         current = get_current_state(cluster, blueprint, reader, nodes)
     with _stage("error computing the desired state of the Cluster topology", stage_context):
-        return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks)
+        return compute_desired_state(blueprint, current, rng=rng, patches=patches, hooks=hooks, extensions=extensions)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ classes (``md-class`` / ``mp-class`` by default; more names share the same templ
 ``patches`` and ``variables`` a test gives it.
 
 Helpers run the real pipeline (:func:`compute`: variables defaulted and validated, then the
-:class:`InlinePatchEngine`), or only the engine over a desired state computed without patches
+:class:`ClusterClassPatchEngine`), or only the engine over a desired state computed without patches
 (:func:`apply_engine`, for cases admission would refuse), or build the engine's items
 (:func:`items_of`). The value helpers (:func:`value_of`, :func:`render`, :func:`enabled`,
 :func:`lookup`) are the one place that knows the ``values`` module's calling convention.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ from clusterclass.topology.blueprint import Blueprint, get_blueprint
 from clusterclass.topology.current import get_current_state
 from clusterclass.topology.desired import Computation, DesiredState, compute_desired_state
 from clusterclass.topology.patches import request, values
-from clusterclass.topology.patches.engine import InlinePatchEngine
+from clusterclass.topology.patches.engine import ClusterClassPatchEngine
+from clusterclass.topology.patches.external import ExtensionCalls
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import NodeReader, NoNodes, ObjectIndex
 
@@ -140,16 +142,39 @@ def _index(cluster_obj: Obj, objects: list[Obj]) -> ObjectIndex:
     return ObjectIndex([cluster_obj, *objects])
 
 
+class FakeExtensions:
+    """:class:`~clusterclass.topology.patches.external.ExtensionCalls` answering from functions by handler name
+    (``{"generate.ext": lambda request: {...}}``; a handler not given answers an empty Success); every call is
+    recorded as (hook, handler, request, settings)."""
+
+    def __init__(self, answers: dict[str, Callable[[Obj], Obj]] | None = None) -> None:
+        self.answers = answers or {}
+        self.calls: list[tuple[str, str, Obj, dict[str, str]]] = []
+
+    def call(self, hook: str, handler: str, request: Obj, settings: Mapping[str, str] | None) -> Obj:
+        self.calls.append((hook, handler, copy.deepcopy(request), dict(settings or {})))
+        answer = self.answers.get(handler)
+        return answer(request) if answer is not None else {"status": "Success"}
+
+
 def compute(
-    cluster_obj: Obj, objects: list[Obj], *, seed: int = 0, nodes: NodeReader | None = None, patches: bool = True
+    cluster_obj: Obj,
+    objects: list[Obj],
+    *,
+    seed: int = 0,
+    nodes: NodeReader | None = None,
+    patches: bool = True,
+    extensions: ExtensionCalls | None = None,
 ) -> Computation:
-    """The whole pipeline with the inline patch engine (or none), as ``plan`` runs it."""
+    """The whole pipeline with the patch engine (or none), as ``plan`` runs it; ``extensions`` answers external
+    patches (None: the Runtime SDK is off)."""
     return compute_topology(
         cluster_obj,
         _index(cluster_obj, objects),
         nodes=nodes or NoNodes(),
         rng=random.Random(seed),
-        patches=InlinePatchEngine() if patches else None,
+        patches=ClusterClassPatchEngine() if patches else None,
+        extensions=extensions,
     )
 
 
@@ -167,7 +192,7 @@ def apply_engine(cluster_obj: Obj, objects: list[Obj], *, seed: int = 0) -> tupl
     """(desired without patches, desired after the engine ran), skipping variable defaulting/validation."""
     blueprint, desired = unpatched(cluster_obj, objects, seed=seed)
     before = copy.deepcopy(desired)
-    InlinePatchEngine().apply(blueprint, desired)
+    ClusterClassPatchEngine().apply(blueprint, desired)
     return before, desired
 
 

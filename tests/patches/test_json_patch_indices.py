@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from clusterclass.cli.main import cli
 from clusterclass.errors import TopologyError
-from clusterclass.topology.patches.engine import InlinePatchEngine
+from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import NoNodes, ObjectIndex
 
@@ -93,7 +93,9 @@ def _engine_with_patch(path: str) -> list[str]:
             ]
     index = ObjectIndex(documents)
     cluster = next(d for d in documents if d["kind"] == "Cluster")
-    computation = compute_topology(cluster, index, nodes=NoNodes(), rng=random.Random(1), patches=InlinePatchEngine())
+    computation = compute_topology(
+        cluster, index, nodes=NoNodes(), rng=random.Random(1), patches=ClusterClassPatchEngine()
+    )
     pool = computation.desired.machine_pools["mp-0"].infrastructure
     return list(pool["spec"]["template"]["preLoadImages"])
 

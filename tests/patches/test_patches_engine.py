@@ -18,6 +18,7 @@ from patch_support import (
     CONTROL_PLANE,
     INFRA_CLUSTER,
     MACHINE_TEMPLATE,
+    FakeExtensions,
     PatchWorld,
     add,
     apply_engine,
@@ -187,7 +188,7 @@ def test_conflicting_definitions_use_the_value_for_the_patch() -> None:
             {"name": "infraCluster", "value": "from-inline", "definitionFrom": "inline"},
         ]
     )
-    desired = compute(the_cluster, world.objects()).desired
+    desired = compute(the_cluster, world.objects(), extensions=FakeExtensions()).desired
     assert desired.infrastructure_cluster["spec"]["resource"] == "from-inline"
 
 
@@ -468,17 +469,24 @@ def test_each_item_gets_only_the_operations_of_the_definitions_selecting_it() ->
 # --- external patches ----------------------------------------------------------------------------------------
 
 
-def test_validate_only_external_patch_generates_nothing() -> None:
+def test_validate_only_external_patch_generates_nothing_and_validates_the_result() -> None:
     """DECISIONS.md: an external patch with only a validate extension is valid (upstream v1.6 fails it)."""
     world = generic_world(
         {"name": "validate-only", "external": {"validateExtension": "validate-topology.ext"}},
         inline_patch("after", *mp_definitions(add("/spec/template/spec/resource", "x"))),
     )
-    desired = compute(generic_cluster(), world.objects()).desired
+    extensions = FakeExtensions()
+    desired = compute(generic_cluster(), world.objects(), extensions=extensions).desired
     assert pool_specs(desired, TOPO1) == ({"resource": "x"},) * 2
+    ((hook, handler, request, _),) = extensions.calls
+    assert (hook, handler, request["kind"]) == ("ValidateTopology", "validate-topology.ext", "ValidateTopologyRequest")
+    # validation sees the templates after every patch, without uids
+    pool_items = [i for i in request["items"] if i["holderReference"]["kind"] == "MachinePool"]
+    assert pool_items and all(i["object"]["spec"]["template"]["spec"]["resource"] == "x" for i in pool_items)
+    assert all("uid" not in i for i in request["items"])
 
 
-def test_external_generate_patch_fails_clearly() -> None:
+def test_external_patch_without_the_runtime_sdk_fails_with_upstreams_words() -> None:
     world = generic_world(
         inline_patch("first", *mp_definitions(add("/spec/template/spec/resource", "x"))),
         {"name": "my-extension", "external": {"generateExtension": "generate-patches.ext"}},
@@ -488,9 +496,9 @@ def test_external_generate_patch_fails_clearly() -> None:
     err = caught.value
     assert err.obj == CC_KEY
     assert err.field == "spec.patches[1].external"
-    assert str(err).startswith("failed to apply patches: ")
-    assert 'external patch "my-extension"' in str(err)
-    assert "Runtime SDK" in str(err)
+    assert str(err) == (
+        'failed to apply patches: can not use external patch "my-extension" if RuntimeSDK feature flag is disabled'
+    )
 
 
 def test_patch_with_neither_definitions_nor_external_fails() -> None:

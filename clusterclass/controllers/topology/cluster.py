@@ -69,7 +69,7 @@ from clusterclass.topology.conditions import cluster_class_reconciled, topology_
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.patches import PatchEngine
-from clusterclass.topology.patches.engine import InlinePatchEngine
+from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import NodeReadError
 from clusterclass.topology.reconcile import reconcile_steps
@@ -121,7 +121,7 @@ class ClusterTopologyController:
         self.manager = manager
         self.workload = workload
         self.options = options or TopologyOptions()
-        self.patches = patches or InlinePatchEngine()
+        self.patches = patches or ClusterClassPatchEngine()
         self.ssa = apply or ServerSideApply(manager.client)
         #: None: the Runtime SDK is off and no hook is ever called
         self.hooks = hooks

@@ -8,8 +8,8 @@ object itself.
 
 Modules: ``request`` builds the items a patch may target, ``selector`` decides which items a
 definition targets, ``values`` computes JSON patch values (literal, variable, Go template),
-``inline`` generates and applies inline JSON patches, ``engine`` runs the patches in order and
-writes the results back. :class:`NoPatches` leaves everything as cloned.
+``external`` builds and applies the requests of external patches (Runtime Extensions), ``engine``
+runs the patches in order and writes the results back. :class:`NoPatches` leaves everything as cloned.
 """
 
 from __future__ import annotations
@@ -19,16 +19,18 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from clusterclass.topology.blueprint import Blueprint
     from clusterclass.topology.desired import DesiredState
+    from clusterclass.topology.patches.external import ExtensionCalls
 
 
 class PatchEngine(Protocol):
-    def apply(self, blueprint: Blueprint, desired: DesiredState) -> None:
-        """Patch ``desired`` in place; raise TopologyError naming the failing patch."""
+    def apply(self, blueprint: Blueprint, desired: DesiredState, extensions: ExtensionCalls | None = None) -> None:
+        """Patch ``desired`` in place; raise TopologyError naming the failing patch. ``extensions`` answers
+        external patches (None: the Runtime SDK is off, and an external patch is an error)."""
         ...
 
 
 class NoPatches:
     """Applies no patch: the desired objects are exactly the cloned templates."""
 
-    def apply(self, blueprint: Blueprint, desired: DesiredState) -> None:
+    def apply(self, blueprint: Blueprint, desired: DesiredState, extensions: ExtensionCalls | None = None) -> None:
         return None

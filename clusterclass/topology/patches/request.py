@@ -17,7 +17,7 @@ from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api import contract
-from clusterclass.api.objects import Obj, dig, name_of, set_path
+from clusterclass.api.objects import Obj, dig, name_of, namespace_of, set_path
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL
 from clusterclass.topology import builtins
 from clusterclass.topology.blueprint import Blueprint
@@ -40,6 +40,9 @@ class Item:
     #: the worker the item belongs to, for its variable overrides and its class
     worker: DesiredWorker | None = None
     write_back: Callable[[Obj], None] = lambda template: None
+    #: the holder's apiVersion and namespace (an external patch's ``holderReference``)
+    holder_api_version: str = c.CLUSTER_API_VERSION
+    holder_namespace: str = ""
 
     @property
     def description(self) -> str:
@@ -89,6 +92,7 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
             if value is not None:
                 set_path(cp, path, value)
 
+    namespace = namespace_of(desired.cluster)
     items = [
         Item(
             c.KIND_CLUSTER,
@@ -96,6 +100,7 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
             "spec.infrastructureRef",
             copy.deepcopy(blueprint.infrastructure_cluster_template),
             write_back=set_object_spec(desired.infrastructure_cluster),
+            holder_namespace=namespace,
         ),
         Item(
             c.KIND_CLUSTER,
@@ -104,6 +109,7 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
             copy.deepcopy(blueprint.control_plane_template),
             builtin=cp_builtin,
             write_back=set_control_plane_spec,
+            holder_namespace=namespace,
         ),
     ]
     machine_template = desired.control_plane_infrastructure_machine_template
@@ -116,6 +122,8 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
                 copy.deepcopy(blueprint.control_plane_infrastructure_machine_template),
                 builtin=cp_builtin,
                 write_back=set_template_spec(machine_template),
+                holder_api_version=str(cp.get("apiVersion") or ""),
+                holder_namespace=namespace,
             )
         )
     for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
@@ -138,6 +146,7 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
                         builtin=worker_builtin,
                         worker=worker,
                         write_back=write(target),
+                        holder_namespace=namespace,
                     )
                 )
     return items
