@@ -16,6 +16,7 @@ from rich.console import Console
 from clusterclass import __version__
 from clusterclass.cli.apiserver import apiserver
 from clusterclass.cli.describe import describe
+from clusterclass.cli.extension import extension
 from clusterclass.cli.run import run
 from clusterclass.cli.up import up
 from clusterclass.cli.validate import validate
@@ -87,6 +88,7 @@ cli.add_command(apiserver)
 cli.add_command(describe)
 cli.add_command(run)
 cli.add_command(webhook_certs)
+cli.add_command(extension)
 
 
 def main() -> None:

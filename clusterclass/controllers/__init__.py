@@ -22,12 +22,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from clusterclass.api import constants as c
+from clusterclass.api.objects import Obj
 from clusterclass.controllers.clusterclass import ClusterClassController, VariableDiscovery, no_discovery
-from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS
+from clusterclass.controllers.extensionconfig import ExtensionConfigController
+from clusterclass.controllers.extensions import RuntimeSDK
+from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS, key_of
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.controllers.runtime.metrics import Metrics
 from clusterclass.controllers.topology.cluster import ClusterTopologyController, TopologyOptions
-from clusterclass.controllers.topology.hooks import HookCaller, NoExtensions
+from clusterclass.controllers.topology.hooks import HookCaller
 from clusterclass.controllers.topology.templates import TemplateCleanup
 from clusterclass.controllers.workload import KubeconfigWorkloadClusters, WorkloadClusters
 from clusterclass.kube.client import Client
@@ -58,13 +62,14 @@ class ControllerOptions:
 
 
 class Controllers:
-    """The topology, ClusterClass and template-cleanup controllers on one :class:`Manager`.
+    """The topology, ClusterClass, template-cleanup and ExtensionConfig controllers on one :class:`Manager`.
 
     ``workload`` reads workload-cluster Nodes (default: through each Cluster's kubeconfig Secret);
-    ``patches`` runs ClusterClass patches (default: inline patches); ``hooks`` calls lifecycle hooks
-    (default: no extension registered, nothing ever blocks; none at all with ``runtime_sdk=False``);
-    ``discovery`` discovers variables of external patches (default: none); ``metrics`` is where the controllers
-    report (default: a registry of the manager's own).
+    ``patches`` runs ClusterClass patches (default: inline and external patches); with the Runtime SDK on
+    (``options.runtime_sdk``, the default) lifecycle hooks, external patches and variable discovery call the
+    Runtime Extensions registered by ExtensionConfigs (:attr:`runtime_sdk`) — ``hooks`` and ``discovery`` replace
+    those calls (tests give fakes); ``metrics`` is where the controllers report (default: a registry of the
+    manager's own).
     """
 
     def __init__(
@@ -75,7 +80,7 @@ class Controllers:
         workload: WorkloadClusters | None = None,
         patches: PatchEngine | None = None,
         hooks: HookCaller | None = None,
-        discovery: VariableDiscovery = no_discovery,
+        discovery: VariableDiscovery | None = None,
         metrics: Metrics | None = None,
     ) -> None:
         self.options = options or ControllerOptions()
@@ -83,6 +88,9 @@ class Controllers:
             client, namespace=self.options.namespace, resync_period=self.options.sync_period, metrics=metrics
         )
         self.workload: WorkloadClusters = workload or KubeconfigWorkloadClusters(self.manager)
+        #: None with the Runtime SDK off
+        self.runtime_sdk = RuntimeSDK(self.manager) if self.options.runtime_sdk else None
+        sdk = self.runtime_sdk
         self.topology = ClusterTopologyController(
             self.manager,
             workload=self.workload,
@@ -90,15 +98,21 @@ class Controllers:
                 workers=self.options.topology_workers, watch_filter=self.options.watch_filter, rng=self.options.rng
             ),
             patches=patches,
-            hooks=(hooks or NoExtensions()) if self.options.runtime_sdk else None,
+            hooks=(hooks or sdk) if sdk is not None else None,
+            extensions=sdk,
         )
         self.clusterclass = ClusterClassController(
             self.manager,
             workers=self.options.clusterclass_workers,
             watch_filter=self.options.watch_filter,
-            discovery=discovery,
+            discovery=discovery or (sdk.discover_variables if sdk is not None else no_discovery),
         )
         self.templates = TemplateCleanup(self.manager, watch_filter=self.options.watch_filter)
+        self.extension_configs = (
+            ExtensionConfigController(self.manager, sdk.client, watch_filter=self.options.watch_filter)
+            if sdk is not None
+            else None
+        )
 
     async def start(self, *, reconcile: bool = True) -> Controllers:
         """Set the controllers up, start the informers, wait for their first lists, start the workers.
@@ -109,13 +123,29 @@ class Controllers:
         await self.clusterclass.setup()
         await self.topology.setup()
         await self.templates.setup()
+        if self.runtime_sdk is not None and self.extension_configs is not None:
+            await self.runtime_sdk.setup()
+            await self.extension_configs.setup()
+            await self._watch_extension_configs(self.runtime_sdk)
         await self.manager.start(controllers=reconcile)
         return self
+
+    async def _watch_extension_configs(self, sdk: RuntimeSDK) -> None:
+        """A change of an ExtensionConfig reconciles the ClusterClasses naming its handlers (their variables)."""
+        assert sdk.extension_configs is not None
+        classes = await self.manager.informer(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS)
+
+        def classes_using(extension_config: Obj) -> list[str]:
+            return [key_of(cc) for cc in sdk.cluster_classes_using(extension_config, classes.list())]
+
+        self.clusterclass.controller.watch(sdk.extension_configs, classes_using)
 
     async def stop(self) -> None:
         """Graceful: in-flight reconciles finish, then informers and workload-cluster clients close."""
         await self.manager.stop()
         await self.workload.close()
+        if self.runtime_sdk is not None:
+            await self.runtime_sdk.close()
 
     async def __aenter__(self) -> Controllers:
         return await self.start()

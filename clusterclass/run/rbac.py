@@ -10,6 +10,10 @@ with every client wrapped in a :class:`~clusterclass.kube.permissions.Permission
 - the simulated providers on another — ``sim-role``, bound only when ``--sim`` runs;
 - leader election on a third — the namespaced ``leader-election-role``.
 
+The example Runtime Extension is registered throughout, as a cluster with cert-manager registers one (its CA
+injected from a Secret, a namespace selector), so the ExtensionConfig controller's and the hooks' requests are
+recorded too.
+
 The life is the bundled example with MachineHealthChecks added to its control plane and MachineDeployment
 class: created (the first MachinePool and MachineDeployment creates refused once, as a webhook may refuse them, so
 the controller's cleanup of what it made runs), upgraded, its class pointed at changed templates (which rotates the
@@ -26,27 +30,35 @@ more.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import copy
+import tempfile
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from clusterclass.api import constants as c
-from clusterclass.api.objects import Obj
+from clusterclass.api.objects import Obj, dig
 from clusterclass.apiserver import MemoryClient, MemoryStore
 from clusterclass.controllers import ControllerOptions, Controllers
+from clusterclass.controllers.extensionconfig import ANNOTATION_INJECT_CA
 from clusterclass.controllers.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.describe.collect import collect
 from clusterclass.describe.readiness import pending
+from clusterclass.examples.extension import extension as example_extension
 from clusterclass.kube.errors import Invalid, NotFound, make_status
 from clusterclass.kube.permissions import Permission, PermissionRecorder
+from clusterclass.runtimesdk import catalog
 from clusterclass.sim import Simulation
 from clusterclass.sim.timing import NONE
 from clusterclass.up.example import example_objects
+from clusterclass.webhooks.certificates import serving_certificate
 
 #: the names config/ gives everything (written out rather than made by kustomize, so overlays can refer to them)
 PREFIX = "clusterclass-"
@@ -119,7 +131,8 @@ async def record() -> Recorded:
         await sim_manager.start()
         await controllers.start()
         await _elect_and_release(election_client)
-        await _life_of_a_cluster(admin)
+        async with _registered_extension(admin):
+            await _life_of_a_cluster(admin)
     finally:
         await controllers.stop()
         await sim_manager.stop()
@@ -131,6 +144,52 @@ async def record() -> Recorded:
         simulation_client.permissions | set(RACES.get("simulation", {})),
         election_client.permissions | set(RACES.get("leader_election", {})),
     )
+
+
+@contextlib.asynccontextmanager
+async def _registered_extension(admin: MemoryClient) -> AsyncIterator[None]:
+    """The example Runtime Extension, served on loopback and registered the way a cluster with cert-manager does it:
+    its CA injected from a Secret, a namespace selector (so the Namespace reads are recorded), every hook called."""
+    with tempfile.TemporaryDirectory() as directory:
+        certificate = serving_certificate(["127.0.0.1"])
+        certificate.write(Path(directory))
+        running = await example_extension.start(host="127.0.0.1", port=0, cert_dir=directory)
+        try:
+            await admin.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "example-extension-ca", "namespace": "default"},
+                    "data": {"ca.crt": base64.b64encode(certificate.ca_pem).decode()},
+                }
+            )
+            await admin.create(
+                {
+                    "apiVersion": catalog.EXTENSION_CONFIG_API_VERSION,
+                    "kind": catalog.EXTENSION_CONFIG,
+                    "metadata": {
+                        "name": "example-extension",
+                        "annotations": {ANNOTATION_INJECT_CA: "default/example-extension-ca"},
+                    },
+                    "spec": {
+                        "clientConfig": {"url": f"https://127.0.0.1:{running.port}"},
+                        "namespaceSelector": {
+                            "matchExpressions": [{"key": "clusterclass.dev/no-extensions", "operator": "DoesNotExist"}]
+                        },
+                    },
+                }
+            )
+
+            async def discovered() -> bool:
+                config = await admin.get(
+                    catalog.EXTENSION_CONFIG_API_VERSION, catalog.EXTENSION_CONFIG, "example-extension"
+                )
+                return bool(dig(config, "status", "handlers"))
+
+            await _until(discovered, "the example extension to be discovered")
+            yield
+        finally:
+            await running.stop()
 
 
 async def _elect_and_release(client: PermissionRecorder) -> None:

@@ -51,9 +51,10 @@ from clusterclass.controllers.runtime.predicates import (
 )
 from clusterclass.controllers.topology.hooks import (
     AnsweredHooks,
+    ExtensionCaller,
     HookCaller,
     LifecycleHooks,
-    compute_with_hooks,
+    compute_with_calls,
     requeue_after,
 )
 from clusterclass.controllers.topology.state import StateDriver
@@ -70,6 +71,7 @@ from clusterclass.topology.desired import Computation
 from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import ClusterClassPatchEngine
+from clusterclass.topology.patches.external import ExtensionAnswers
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import NodeReadError
 from clusterclass.topology.reconcile import reconcile_steps
@@ -117,6 +119,7 @@ class ClusterTopologyController:
         patches: PatchEngine | None = None,
         apply: ServerSideApply | None = None,
         hooks: HookCaller | None = None,
+        extensions: ExtensionCaller | None = None,
     ) -> None:
         self.manager = manager
         self.workload = workload
@@ -125,6 +128,8 @@ class ClusterTopologyController:
         self.ssa = apply or ServerSideApply(manager.client)
         #: None: the Runtime SDK is off and no hook is ever called
         self.hooks = hooks
+        #: the Runtime Extensions external patches call (used only with the Runtime SDK on)
+        self.extensions = extensions
         self.lifecycle = LifecycleHooks(hooks, manager.client) if hooks is not None else None
         self.events: EventRecorder = manager.event_recorder(CONTROLLER_NAME)
         self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=self.options.workers, clock=manager.clock)
@@ -247,9 +252,10 @@ class ClusterTopologyController:
         return requeue_after(scope.hooks)
 
     async def _compute(self, cluster: Obj) -> Computation:
-        """The pure pipeline over the caches, with the hook answers it needs when the Runtime SDK is on."""
+        """The pure pipeline over the caches, with the answers of hooks and external patches it needs when the
+        Runtime SDK is on."""
 
-        async def compute(hooks: AnsweredHooks | None) -> Computation:
+        async def compute(hooks: AnsweredHooks | None, extensions: ExtensionAnswers | None) -> Computation:
             return await self.manager.read(
                 lambda reader: compute_topology(
                     cluster,
@@ -258,13 +264,13 @@ class ClusterTopologyController:
                     rng=self.options.rng,
                     patches=self.patches,
                     hooks=hooks,
+                    extensions=extensions,
                     stage_context=True,
                 )
             )
 
-        if self.hooks is None:
-            return await compute(None)
-        return await compute_with_hooks(self.hooks, compute)
+        extensions = self.extensions if self.hooks is not None else None
+        return await compute_with_calls(self.hooks, extensions, namespace_of(cluster), compute)
 
     async def _after_hooks(self, cluster: Obj, computation: Computation, tracker: HookTracker) -> Obj:
         """Persist the pipeline's pending-hook marks, then AfterControlPlaneInitialized and AfterClusterUpgrade.

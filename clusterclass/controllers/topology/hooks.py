@@ -1,10 +1,10 @@
 """The lifecycle-hook seam of the topology controller (spec §4.9): where hooks are called, and their bookkeeping.
 
 The Runtime SDK calls extensions over HTTPS; this module only says *when* and *with what*, through one
-interface, :class:`HookCaller` (``async call(hook, cluster, request) -> HookResponse``). The Runtime SDK
-issue plugs a real caller in; :class:`NoExtensions`, the default, answers every hook at once without
-blocking (the Runtime SDK on, no extension registered), so Clusters reconcile exactly as upstream's do in
-that case, pending-hooks annotation included.
+interface, :class:`HookCaller` (``async call(hook, cluster, request) -> HookResponse``), which
+:class:`~clusterclass.controllers.extensions.RuntimeSDK` implements. With no extension registered every hook
+answers at once without blocking, so Clusters reconcile exactly as upstream's do in that case, pending-hooks
+annotation included.
 
 Where the hooks are called:
 
@@ -12,7 +12,8 @@ Where the hooks are called:
   ``AfterControlPlaneUpgrade``. The pipeline stays synchronous and free of I/O: :class:`AnsweredHooks` gives
   it the answers known so far and raises :class:`HookCallNeeded` for a call it has no answer to; the
   reconciler makes that call and runs the pipeline again (:func:`compute_with_hooks`). Two hooks at most,
-  so at most three runs of a pipeline that takes a millisecond;
+  so at most three runs of a pipeline that takes a millisecond (:func:`compute_with_calls`, which fetches the
+  answers of external patches the same way);
 - **around it**, by :class:`LifecycleHooks`: ``BeforeClusterCreate`` before anything is created,
   ``AfterControlPlaneInitialized`` and ``AfterClusterUpgrade`` before the reconcile steps,
   ``BeforeClusterDelete`` while a Cluster is being deleted.
@@ -26,7 +27,7 @@ lets it go.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -36,6 +37,7 @@ from clusterclass.api.objects import Obj, annotations_of, dig, name_of, namespac
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.client import Client
 from clusterclass.topology.hooks import ANNOTATION_PENDING_HOOKS, HookResponse, HookTracker, is_pending
+from clusterclass.topology.patches.external import ExtensionAnswers, ExtensionCallFailed, ExtensionCallNeeded
 from clusterclass.topology.upgrade import UpgradeTracker
 
 T = TypeVar("T")
@@ -52,13 +54,6 @@ class HookCaller(Protocol):
     async def call(self, hook: str, cluster: Obj, request: Obj) -> HookResponse:
         """Call every extension registered for ``hook`` and aggregate their answers (spec §8.1)."""
         ...
-
-
-class NoExtensions:
-    """No extension is registered: every hook answers at once, never blocking."""
-
-    async def call(self, hook: str, cluster: Obj, request: Obj) -> HookResponse:
-        return HookResponse()
 
 
 class HookCallNeeded(ClusterClassError):
@@ -83,14 +78,48 @@ class AnsweredHooks:
         return self.answers[hook]
 
 
-async def compute_with_hooks(caller: HookCaller, compute: Callable[[AnsweredHooks], Awaitable[T]]) -> T:
-    """Run ``compute`` with the hook answers it asks for, calling each hook once."""
-    answers: dict[str, HookResponse] = {}
+class ExtensionCaller(Protocol):
+    async def call_extension(
+        self, hook: str, name: str, request: Obj, *, namespace: str | None, settings: Mapping[str, str] | None
+    ) -> Obj:
+        """The answer of the handler ``name`` of ``hook``; a ClusterClassError when it cannot be had."""
+        ...
+
+
+async def compute_with_calls(
+    hooks: HookCaller | None,
+    extensions: ExtensionCaller | None,
+    namespace: str,
+    compute: Callable[[AnsweredHooks | None, ExtensionAnswers | None], Awaitable[T]],
+) -> T:
+    """Run ``compute`` with the answers it asks for — lifecycle hooks and external patches — fetching each once.
+
+    The pure pipeline raises :class:`HookCallNeeded` or
+    :class:`~clusterclass.topology.patches.external.ExtensionCallNeeded` for an answer it lacks; this makes the call
+    and runs it again. An extension that fails is an answer too: the pipeline raises it with its context
+    (``failed to generate patches for patch "<name>": ...``). With the Runtime SDK off (``hooks`` None) neither is
+    given to the pipeline.
+    """
+    hook_answers: dict[str, HookResponse] = {}
+    extension_answers = ExtensionAnswers()
     while True:
         try:
-            return await compute(AnsweredHooks(answers))
+            return await compute(
+                AnsweredHooks(hook_answers) if hooks is not None else None,
+                extension_answers if extensions is not None else None,
+            )
         except HookCallNeeded as need:
-            answers[need.hook] = await caller.call(need.hook, need.cluster, need.request)
+            assert hooks is not None
+            hook_answers[need.hook] = await hooks.call(need.hook, need.cluster, need.request)
+        except ExtensionCallNeeded as need:
+            assert extensions is not None
+            try:
+                answer: Obj | ExtensionCallFailed = await extensions.call_extension(
+                    need.hook, need.handler, need.request, namespace=namespace, settings=need.settings
+                )
+            except ClusterClassError as err:
+                answer = ExtensionCallFailed(str(err))
+            extension_answers.answers[need.key] = answer
 
 
 def pending_hooks(cluster: Obj) -> list[str]:

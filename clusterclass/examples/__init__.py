@@ -1,0 +1,1 @@
+"""Bundled examples: the ClusterClasses and Clusters ``clusterclass up`` applies, and an extension in Python."""
