@@ -255,13 +255,17 @@ class ClusterTopologyController:
         """The pure pipeline over the caches, with the answers of hooks and external patches it needs when the
         Runtime SDK is on."""
 
+        # every run of the pipeline in this reconcile draws the same random names, so a run asks an extension
+        # exactly what the run before did (whose answer it then finds)
+        seed = self.options.rng.random()
+
         async def compute(hooks: AnsweredHooks | None, extensions: ExtensionAnswers | None) -> Computation:
             return await self.manager.read(
                 lambda reader: compute_topology(
                     cluster,
                     reader,
                     nodes=self.workload,
-                    rng=self.options.rng,
+                    rng=random.Random(seed),
                     patches=self.patches,
                     hooks=hooks,
                     extensions=extensions,

@@ -48,6 +48,8 @@ AFTER_CLUSTER_UPGRADE = "AfterClusterUpgrade"
 BEFORE_CLUSTER_DELETE = "BeforeClusterDelete"
 ANNOTATION_OK_TO_DELETE = "runtime.cluster.x-k8s.io/ok-to-delete"
 CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized"
+#: a bound on the pipeline's runs in one reconcile: two hooks, and two calls per external patch, fit many times
+MAX_CALLS = 64
 
 
 class HookCaller(Protocol):
@@ -102,7 +104,7 @@ async def compute_with_calls(
     """
     hook_answers: dict[str, HookResponse] = {}
     extension_answers = ExtensionAnswers()
-    while True:
+    for _ in range(MAX_CALLS):
         try:
             return await compute(
                 AnsweredHooks(hook_answers) if hooks is not None else None,
@@ -120,6 +122,9 @@ async def compute_with_calls(
             except ClusterClassError as err:
                 answer = ExtensionCallFailed(str(err))
             extension_answers.answers[need.key] = answer
+    raise ClusterClassError(
+        f"the topology needed more than {MAX_CALLS} answers of lifecycle hooks and extensions in one reconcile"
+    )
 
 
 def pending_hooks(cluster: Obj) -> list[str]:
