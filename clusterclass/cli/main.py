@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -22,6 +23,7 @@ from clusterclass.cli.up import up
 from clusterclass.cli.validate import validate
 from clusterclass.cli.webhookcerts import webhook_certs
 from clusterclass.errors import ClusterClassError
+from clusterclass.plan.extensions import PlanExtensions
 from clusterclass.plan.loader import load
 from clusterclass.plan.output import render_json, render_text, render_yaml
 from clusterclass.plan.planner import make_plan
@@ -56,19 +58,46 @@ def cli() -> None:
     help="Output format.",
 )
 @click.option("--seed", type=int, help="Seed for the random suffixes of new names, for reproducible plans.")
-def plan(files: tuple[str, ...], cluster: str | None, output: str, seed: int | None) -> None:
+@click.option(
+    "--extension-url",
+    metavar="https://HOST:PORT",
+    help="A running Runtime Extension to call for external patches and variables (any ExtensionConfig name).",
+)
+@click.option(
+    "--extension-ca",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help="PEM CA to trust for --extension-url (default: the system's).",
+)
+def plan(
+    files: tuple[str, ...],
+    cluster: str | None,
+    output: str,
+    seed: int | None,
+    extension_url: str | None,
+    extension_ca: str | None,
+) -> None:
     """Show what the topology controller would create, modify and delete.
 
     The objects given are the management cluster as it stands: ClusterClasses and their templates,
     Clusters, and any objects the topology created earlier. Workload-cluster Nodes may be given too
-    (kubectl get nodes -o yaml) to tell whether existing MachinePools are still upgrading.
+    (kubectl get nodes -o yaml) to tell whether existing MachinePools are still upgrading. External
+    patches call running Runtime Extensions: the ExtensionConfigs given (by their url), or --extension-url.
     """
+    extensions: PlanExtensions | None = None
     try:
         loaded = load(files, sys.stdin)
-        result = make_plan(loaded, cluster=cluster, seed=seed)
+        configs = [o for o in loaded.objects if o.get("kind") == "ExtensionConfig"]
+        if extension_url or configs:
+            ca = Path(extension_ca).read_bytes() if extension_ca else None
+            extensions = PlanExtensions(configs, url=extension_url, ca_pem=ca)
+        result = make_plan(loaded, cluster=cluster, seed=seed, extensions=extensions)
     except ClusterClassError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(1)
+    finally:
+        if extensions is not None:
+            extensions.close()
     if output == "json":
         click.echo(render_json(result), nl=False)
     elif output == "yaml":

@@ -51,6 +51,11 @@ log = logging.getLogger("clusterclass.up")
     show_default=True,
     help="Create the bundled example ClusterClass and Cluster.",
 )
+@click.option(
+    "--example-extension",
+    is_flag=True,
+    help="Also run the example Runtime Extension (Python SDK) and a Cluster whose ClusterClass uses it.",
+)
 @click.option("--exit-when-ready", is_flag=True, help="Exit once every followed Cluster is ready (for scripts and CI).")
 @click.option(
     "--timeout", type=click.FloatRange(min=1), default=600, show_default=True, help="Seconds --exit-when-ready waits."
@@ -90,6 +95,7 @@ def up(
     port: int | None,
     kubeconfig_out: Path | None,
     example: bool,
+    example_extension: bool,
     exit_when_ready: bool,
     timeout: float,
     delays: str,
@@ -129,6 +135,7 @@ def up(
                 port=port,
                 kubeconfig_out=kubeconfig_out,
                 example=example,
+                example_extension=example_extension,
                 exit_when_ready=exit_when_ready,
                 timeout=timeout,
                 seed=seed,
@@ -169,10 +176,13 @@ async def _up(
     timeout: float,
     seed: int | None,
     pool_max_surge: int | None = None,
+    example_extension: bool = False,
 ) -> int:
+    from clusterclass.api.objects import name_of, namespace_of
     from clusterclass.apiserver.front.serving import write_kubeconfig
     from clusterclass.sim.timing import Timing
-    from clusterclass.up.example import apply_example, example_clusters
+    from clusterclass.up.example import apply_example, example_clusters, example_objects
+    from clusterclass.up.extension import VARIANT, ServedExtension, serve_example_extension, variant_objects
     from clusterclass.up.management import EmbeddedManagementCluster
     from clusterclass.up.progress import Progress
     from clusterclass.up.state import StateLayout
@@ -186,6 +196,7 @@ async def _up(
     management = EmbeddedManagementCluster(
         layout=layout, timing=timing, port=port, seed=seed, pool_max_surge=pool_max_surge
     )
+    served: ServedExtension | None = None
     try:
         await management.start()
         assert management.client is not None
@@ -207,7 +218,21 @@ async def _up(
                 )
             else:
                 console.print("the example is already there: following it")
-        else:
+        if example_extension:
+            served = await serve_example_extension(management.client)
+            console.print(f"example Runtime Extension: {served.url} (ExtensionConfig example-extension)")
+            variant = variant_objects()
+            if not example:  # the variant uses the example's templates
+                variant = [o for o in example_objects() if o["kind"] != "Cluster"] + variant
+            created_variant = await apply_example(management.client, variant)
+            clusters += [(namespace_of(o), name_of(o)) for o in variant if o["kind"] == "Cluster"]
+            if created_variant:
+                console.print(
+                    f"created the extension example (clusterclass/examples/{VARIANT}): {len(created_variant)} objects"
+                )
+            else:
+                console.print("the extension example is already there: following it")
+        if not example and not example_extension:
             listed = await management.client.list("cluster.x-k8s.io/v1beta1", "Cluster")
             clusters = [
                 (o["metadata"]["namespace"], o["metadata"]["name"])
@@ -262,6 +287,13 @@ async def _up(
                 f"  kubectl --kubeconfig {kubeconfig_path} -n {namespace} patch cluster {name} --type merge "
                 '-p \'{"spec":{"topology":{"version":"v1.29.0"}}}\'   # upgrade: control plane first'
             )
+            if example_extension:
+                response = '{"Status":"Success","RetryAfterSeconds":10,"Message":"held by the example extension"}'
+                console.print(
+                    f"  kubectl --kubeconfig {kubeconfig_path} -n default create configmap "
+                    "demo-extension-test-extension-hookresponses "
+                    f"--from-literal=BeforeClusterUpgrade-preloadedResponse='{response}'   # hold its upgrades"
+                )
         if exit_when_ready:
             return 0
         console.print("serving until Ctrl-C or SIGTERM")
@@ -272,3 +304,5 @@ async def _up(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         await management.stop()
+        if served is not None:
+            await served.stop()

@@ -39,6 +39,7 @@ from clusterclass.controllers.runtime.predicates import has_filter_label
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.errors import ApiError
 from clusterclass.kube.gotext import rfc3339
+from clusterclass.runtimesdk.discovery import VariableDiscoveryError
 from clusterclass.topology.check.clusterclass import template_refs
 from clusterclass.topology.variables import status_variables
 
@@ -54,10 +55,6 @@ CRD_API_VERSION = "apiextensions.k8s.io/v1"
 
 #: variables discovered per external patch (patch name → variable definitions), or an error per patch
 VariableDiscovery = Callable[[Obj], Awaitable[Mapping[str, Sequence[Any]]]]
-
-
-class VariableDiscoveryError(ClusterClassError):
-    """One or more patches' DiscoverVariables calls failed; the message lists them."""
 
 
 async def no_discovery(_cluster_class: Obj) -> Mapping[str, Sequence[Any]]:

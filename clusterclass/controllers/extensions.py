@@ -21,12 +21,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
-from clusterclass.controllers.clusterclass import VariableDiscoveryError
 from clusterclass.controllers.runtime.manager import Manager
-from clusterclass.errors import ClusterClassError
 from clusterclass.kube.informer import Informer
 from clusterclass.runtimesdk import catalog
 from clusterclass.runtimesdk.client import Registry, RuntimeClient
+from clusterclass.runtimesdk.discovery import discover_variables
 from clusterclass.topology.hooks import HookResponse
 
 
@@ -73,49 +72,15 @@ class RuntimeSDK:
 
     async def discover_variables(self, cluster_class: Obj) -> dict[str, Sequence[Any]]:
         """The variables each external patch with a ``discoverVariablesExtension`` returns, by patch name."""
-        discovered: dict[str, Sequence[Any]] = {}
-        errors: list[str] = []
-        for patch in dig(cluster_class, "spec", "patches") or []:
-            external = patch.get("external") if isinstance(patch, dict) else None
-            if not isinstance(external, dict):
-                continue
-            handler = external.get("discoverVariablesExtension")
-            if not isinstance(handler, str) or not handler:
-                continue
-            patch_name = str(patch.get("name") or "")
-            settings = external.get("settings") if isinstance(external.get("settings"), dict) else None
-            try:
-                answer = await self.client.call_extension(
-                    catalog.DISCOVER_VARIABLES,
-                    handler,
-                    {},
-                    namespace=namespace_of(cluster_class),
-                    settings=settings,
-                    accept_failure=True,
-                )
-            except ClusterClassError as err:
-                errors.append(f"failed to call DiscoverVariables for patch {patch_name}: {err}")
-                continue
-            if answer.get("status") != "Success":
-                errors.append(
-                    f'patch {patch_name} returned status "{answer.get("status")}" '
-                    f'with message "{answer.get("message", "")}"'
-                )
-                continue
-            variables = answer.get("variables") or []
-            names = [v.get("name") for v in variables if isinstance(v, dict)]
-            repeated = sorted({n for n in names if names.count(n) > 1 and isinstance(n, str)})
-            if repeated:
-                errors.extend(
-                    f'variable "{n}" is defined multiple times in variable discovery response from patch "{patch_name}"'
-                    for n in repeated
-                )
-                continue
-            discovered[patch_name] = variables
-        if errors:
-            # Go's aggregate of errors: one as it is, several in brackets
-            raise VariableDiscoveryError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-        return discovered
+
+        async def call(
+            hook: str, handler: str, request: Obj, namespace: str | None, settings: Mapping[str, str] | None
+        ) -> Obj:
+            return await self.client.call_extension(
+                hook, handler, request, namespace=namespace, settings=settings, accept_failure=True
+            )
+
+        return await discover_variables(call, cluster_class)
 
     def cluster_classes_using(self, extension_config: Obj, cluster_classes: Sequence[Obj]) -> list[Obj]:
         """The ClusterClasses with a patch naming a handler of ``extension_config`` (their variables may change)."""

@@ -21,6 +21,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, key_of, namespace_of
 from clusterclass.api.views import Cluster
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
+from clusterclass.plan.extensions import PlanExtensions
 from clusterclass.plan.loader import Loaded
 from clusterclass.topology.changes import Change, compute_changes
 from clusterclass.topology.check import Result
@@ -31,6 +32,7 @@ from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
+from clusterclass.topology.variables import status_variables
 
 
 @dataclass
@@ -137,9 +139,44 @@ def _admission_errors(
     return "admission would refuse it:" + "".join(f"\n    {line}" for line in lines)
 
 
+def _external(cluster_class: Obj | None) -> list[str]:
+    """The names of a ClusterClass's external patches."""
+    patches = dig(cluster_class, "spec", "patches") if cluster_class is not None else None
+    return [
+        str(p.get("name") or "") for p in patches or [] if isinstance(p, dict) and isinstance(p.get("external"), dict)
+    ]
+
+
+def _discovered_variables(loaded: Loaded, extensions: PlanExtensions) -> tuple[Loaded, dict[ObjectKey, str]]:
+    """The input with each ClusterClass's ``status.variables`` as its controller would publish them (variables
+    discovered from its extensions included), and the discovery error of each ClusterClass whose discovery failed."""
+    objects, errors = [], {}
+    for obj in loaded.objects:
+        if obj.get("kind") == c.KIND_CLUSTER_CLASS and key_of(obj).group == c.CLUSTER_GROUP and _external(obj):
+            try:
+                discovered = extensions.discover_variables(obj)
+            except ClusterClassError as err:
+                errors[key_of(obj)] = f"VariableDiscovery failed: {err}"
+            else:
+                variables = status_variables(dig(obj, "spec", "variables") or [], discovered)
+                obj = {**obj, "status": {**(obj.get("status") or {}), "variables": variables}}
+        objects.append(obj)
+    return Loaded(objects, loaded.sources), errors
+
+
 def make_plan(
-    loaded: Loaded, *, cluster: str | None = None, seed: int | None = None, patches: PatchEngine | None = None
+    loaded: Loaded,
+    *,
+    cluster: str | None = None,
+    seed: int | None = None,
+    patches: PatchEngine | None = None,
+    extensions: PlanExtensions | None = None,
 ) -> Plan:
+    """Plan every Cluster with a topology (or ``cluster``); ``extensions`` answers external patches and variable
+    discovery (None: a ClusterClass with external patches cannot be planned)."""
+    discovery_errors: dict[ObjectKey, str] = {}
+    if extensions is not None:
+        loaded, discovery_errors = _discovered_variables(loaded, extensions)
     index = _admitted(loaded)
     nodes = IndexedNodes(obj for obj in index if obj.get("kind") == "Node" and key_of(obj).group == "")
     rng = random.Random(seed)
@@ -154,12 +191,25 @@ def make_plan(
         if dig(obj, "metadata", "deletionTimestamp"):
             plan.skipped = "the Cluster is being deleted: the topology controller only runs deletion hooks"
             continue
+        cluster_class = index.get(
+            c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS, namespace_of(obj), str(dig(obj, "spec", "topology", "class"))
+        )
+        if cluster_class is not None and key_of(cluster_class) in discovery_errors:
+            plan.error = f"{key_of(cluster_class)}: {discovery_errors[key_of(cluster_class)]}"
+            continue
+        if extensions is None and cluster_class is not None and _external(cluster_class):
+            names = ", ".join(_external(cluster_class))
+            plan.error = (
+                f"{key_of(cluster_class)} has external patches ({names}): plan calls their Runtime Extensions only "
+                "when they are given: --extension-url, or their ExtensionConfigs among the files"
+            )
+            continue
         plan.error = _admission_errors(obj, index, nodes, loaded, class_results)
         if plan.error:
             continue
         try:
             plan.computation = compute_topology(
-                obj, index, nodes=nodes, rng=rng, patches=patches or ClusterClassPatchEngine()
+                obj, index, nodes=nodes, rng=rng, patches=patches or ClusterClassPatchEngine(), extensions=extensions
             )
             plan.changes = compute_changes(plan.computation, rng=rng)
         except TopologyError as err:

@@ -30,10 +30,10 @@ def example_clusters() -> list[tuple[str, str]]:
     return [(namespace_of(o) or "default", name_of(o)) for o in example_objects() if o.get("kind") == "Cluster"]
 
 
-async def apply_example(client: Client) -> list[Obj]:
-    """Create the example's objects that do not exist yet; the ones created."""
+async def apply_example(client: Client, objects: list[Obj] | None = None) -> list[Obj]:
+    """Create the example's objects (or ``objects``) that do not exist yet; the ones created."""
     created = []
-    for obj in example_objects():
+    for obj in example_objects() if objects is None else objects:
         try:
             created.append(await client.create(obj, field_manager="clusterclass-up"))
         except AlreadyExists:

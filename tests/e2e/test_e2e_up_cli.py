@@ -148,3 +148,35 @@ def test_up_refuses_bad_options_with_a_clear_message(tmp_path: Path, args: list[
     done = run([*COMMAND, "up", *args], tmp_path)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def objects(state: Path, tmp_path: Path) -> list[dict]:
+    copied = tmp_path / f"copy-{time.monotonic_ns()}.db"
+    shutil.copy(state, copied)
+    reader = SqliteState(copied)
+    try:
+        loaded, _ = reader.load()
+    finally:
+        reader.close()
+    return loaded
+
+
+def test_up_with_the_example_extension_brings_its_cluster_up_and_resumes(tmp_path: Path) -> None:
+    first = run([*UP, "--example-extension", "--exit-when-ready"], tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = first.stdout
+    assert "example Runtime Extension: https://127.0.0.1:" in out
+    assert "created the extension example (clusterclass/examples/quick-start-extension.yaml): 2 objects" in out
+    assert "Cluster default/demo is ready" in out and "Cluster default/demo-extension is ready" in out
+    stored = objects(tmp_path / ".clusterclass" / "state.db", tmp_path)
+    (config,) = [o for o in stored if o["kind"] == "ExtensionConfig"]
+    assert [c["type"] for c in config["status"]["conditions"]] == ["Discovered"]
+    pools = [
+        o for o in stored if o["kind"] == "DockerMachinePool" and o["metadata"]["name"].startswith("demo-extension")
+    ]
+    assert [p["spec"]["template"]["customImage"] for p in pools] == ["kindest/node:v1.28.0"]
+
+    second = run([*UP, "--example-extension", "--exit-when-ready"], tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "the extension example is already there: following it" in second.stdout
+    assert "Cluster/demo-extension" in second.stdout

@@ -148,7 +148,7 @@ async def test_the_control_plane_upgrades_first_then_the_workers_one_pool_at_a_t
     assert_control_plane_first(samples)
     # upgrade-concurrency defaults to 1: never two MachinePools upgrading at once
     assert max(len(upgrading_pools(s)) for s in samples) == 1
-    assert await all_pool_nodes_at(env, NEW)
+    await eventually(lambda: all_pool_nodes_at(env, NEW), what="every pool's Nodes at the new version")
     assert dig(objects.lookup(objects.cluster["spec"]["controlPlaneRef"]), "status", "version") == NEW
     # every Machine was replaced: the control plane's and the MachineDeployment's by rollouts, the pools' instances
     machines_after = {m["metadata"]["name"] for m in await env.list(CAPI, "Machine")}
@@ -167,7 +167,7 @@ async def test_upgrade_concurrency_lets_pools_upgrade_together(slower: SimEnv) -
         await env.wait_ready(guard=90)
     assert_control_plane_first(sampler.samples)
     assert max(len(upgrading_pools(s)) for s in sampler.samples) == 2
-    assert await all_pool_nodes_at(env, NEW)
+    await eventually(lambda: all_pool_nodes_at(env, NEW), what="every pool's Nodes at the new version")
 
 
 async def test_a_deferred_pool_keeps_its_version_until_released(any_env: SimEnv) -> None:
@@ -207,7 +207,7 @@ async def test_a_deferred_pool_keeps_its_version_until_released(any_env: SimEnv)
         },
     )
     await env.wait_ready()
-    assert await all_pool_nodes_at(env, NEW)
+    await eventually(lambda: all_pool_nodes_at(env, NEW), what="every pool's Nodes at the new version")
 
 
 async def test_hold_upgrade_sequence_holds_that_pool_and_the_ones_after_it(env: SimEnv) -> None:
@@ -230,7 +230,8 @@ async def test_hold_upgrade_sequence_holds_that_pool_and_the_ones_after_it(env: 
     workers["machinePools"][0]["metadata"] = {}
     await env.patch_topology("demo", {"workers": workers})
     await env.wait_ready()
-    assert await all_pool_nodes_at(env, NEW)
+    # a pool whose version just changed still counts its old Nodes as ready until its instances roll
+    await eventually(lambda: all_pool_nodes_at(env, NEW), what="every pool's Nodes at the new version")
 
 
 async def count_instances(env: SimEnv, pool: str, counts: list[int]) -> None:
