@@ -203,3 +203,35 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_the_readme_example_extension_works_as_written() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Runtime SDK: extensions in Python") :]
+    code = section[section.index("```python") + len("```python") : section.index("```", section.index("```python") + 9)]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    tester = ExtensionTester(namespace["extension"])  # type: ignore[arg-type]
+    request = {
+        "variables": [{"name": "builtin", "value": {"cluster": {"name": "c"}}}],
+        "items": [
+            {
+                "uid": "u",
+                "holderReference": {
+                    "apiVersion": "cluster.x-k8s.io/v1beta1",
+                    "kind": "MachinePool",
+                    "namespace": "d",
+                    "name": "p",
+                    "fieldPath": "spec.template.spec.infrastructureRef",
+                },
+                "object": {"kind": "DockerMachinePoolTemplate", "spec": {"template": {"spec": {"template": {}}}}},
+                "variables": [{"name": "builtin", "value": {"machinePool": {"version": "v1.29.0"}}}],
+            }
+        ],
+    }
+    (item,) = tester.call("GeneratePatches", request)["items"]
+    assert decoded_patch(item) == [
+        {"op": "add", "path": "/spec/template/spec/template/customImage", "value": "kindest/node:v1.29.0"}
+    ]
+    held = tester.call("BeforeClusterUpgrade", {"cluster": {}})
+    assert (held["retryAfterSeconds"], held["message"]) == (60, "outside the maintenance window")
