@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from clusterclass.cli.running import run_to_exit
 from clusterclass.errors import ClusterClassError
 
 log = logging.getLogger("clusterclass.extension")
@@ -85,11 +86,7 @@ def serve(target: str, port: int, host: str, cert_dir: Path, kubeconfig: str | N
         raise click.BadParameter(str(err), param_hint="MODULE:OBJECT") from None
     if not isinstance(found, Extension):
         raise click.BadParameter(f"{target} is a {type(found).__name__}, not an Extension", param_hint="MODULE:OBJECT")
-    try:
-        asyncio.run(_serve(found, host=host, port=port, cert_dir=cert_dir, kubeconfig=kubeconfig))
-    except ClusterClassError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(1)
+    run_to_exit(_serve(found, host=host, port=port, cert_dir=cert_dir, kubeconfig=kubeconfig))
 
 
 async def _serve(extension: object, *, host: str, port: int, cert_dir: Path, kubeconfig: str | None) -> None:

@@ -16,7 +16,7 @@ import sys
 import click
 from goduration import Duration, DurationParseError
 
-from clusterclass.errors import ClusterClassError
+from clusterclass.cli.running import run_to_exit
 
 log = logging.getLogger("clusterclass.run")
 
@@ -156,15 +156,7 @@ def run(
         seed=seed,
     )
     _configure_logging(log_format, verbosity)
-    try:
-        code = asyncio.run(_run(options))
-    except ClusterClassError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(1)
-    except OSError as err:
-        click.echo(f"error: {err.strerror or err}{f': {err.filename}' if err.filename else ''}", err=True)
-        sys.exit(1)
-    sys.exit(code)
+    run_to_exit(_run(options))
 
 
 async def _run(options: object) -> int:

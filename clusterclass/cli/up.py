@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from clusterclass.cli.running import run_to_exit
 from clusterclass.errors import ClusterClassError
 
 log = logging.getLogger("clusterclass.up")
@@ -126,29 +127,21 @@ def up(
         layout.prepare()
     _configure_logging(layout.log_file if layout is not None else None, verbose)
     console = Console(highlight=False, soft_wrap=True)
-    try:
-        code = asyncio.run(
-            _up(
-                console,
-                layout=layout,
-                timing=timing,
-                port=port,
-                kubeconfig_out=kubeconfig_out,
-                example=example,
-                example_extension=example_extension,
-                exit_when_ready=exit_when_ready,
-                timeout=timeout,
-                seed=seed,
-                pool_max_surge=pool_max_surge,
-            )
+    run_to_exit(
+        _up(
+            console,
+            layout=layout,
+            timing=timing,
+            port=port,
+            kubeconfig_out=kubeconfig_out,
+            example=example,
+            example_extension=example_extension,
+            exit_when_ready=exit_when_ready,
+            timeout=timeout,
+            seed=seed,
+            pool_max_surge=pool_max_surge,
         )
-    except ClusterClassError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(1)
-    except OSError as err:
-        click.echo(f"error: {err.strerror or err}{f': {err.filename}' if err.filename else ''}", err=True)
-        sys.exit(1)
-    sys.exit(code)
+    )
 
 
 def _configure_logging(log_file: Path | None, verbose: bool) -> None:

@@ -29,18 +29,23 @@ def run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.Complete
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
 
 
-def versions(state: Path, tmp_path: Path) -> dict[tuple[str, str, str], str]:
-    """Every object's resourceVersion in a state file (read from a copy: the file stays untouched)."""
+def objects(state: Path, tmp_path: Path) -> list[dict]:
+    """Every object of a state file (read from a copy: the file stays untouched)."""
     copied = tmp_path / f"copy-{time.monotonic_ns()}.db"
     shutil.copy(state, copied)
     reader = SqliteState(copied)
     try:
-        objects, _ = reader.load()
+        loaded, _ = reader.load()
     finally:
         reader.close()
+    return loaded
+
+
+def versions(state: Path, tmp_path: Path) -> dict[tuple[str, str, str], str]:
+    """Every object's resourceVersion in a state file."""
     return {
         (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o["metadata"]["resourceVersion"]
-        for o in objects
+        for o in objects(state, tmp_path)
     }
 
 
@@ -148,17 +153,6 @@ def test_up_refuses_bad_options_with_a_clear_message(tmp_path: Path, args: list[
     done = run([*COMMAND, "up", *args], tmp_path)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
-
-
-def objects(state: Path, tmp_path: Path) -> list[dict]:
-    copied = tmp_path / f"copy-{time.monotonic_ns()}.db"
-    shutil.copy(state, copied)
-    reader = SqliteState(copied)
-    try:
-        loaded, _ = reader.load()
-    finally:
-        reader.close()
-    return loaded
 
 
 def test_up_with_the_example_extension_brings_its_cluster_up_and_resumes(tmp_path: Path) -> None:

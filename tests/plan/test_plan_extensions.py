@@ -31,6 +31,19 @@ async def running(tmp_path: Path) -> AsyncIterator[tuple[RunningExtension, Servi
         await served.stop()
 
 
+def extension_config_file(directory: Path, client_config: dict[str, object]) -> Path:
+    """A file holding the ExtensionConfig ``example-extension`` with ``client_config``."""
+    path = directory / "extension-config.yaml"
+    document = {
+        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
+        "kind": "ExtensionConfig",
+        "metadata": {"name": "example-extension"},
+        "spec": {"clientConfig": client_config},
+    }
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
 def plan(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["plan", *FILES, "--cluster", "default/demo-extension", "--seed", "1", *args])
     return result.exit_code, result.output
@@ -61,18 +74,8 @@ async def test_an_extension_config_among_the_files_is_used_by_its_url(
     running: tuple[RunningExtension, ServingCertificate], tmp_path: Path
 ) -> None:
     served, certificate = running
-    config = tmp_path / "extension-config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
-                "kind": "ExtensionConfig",
-                "metadata": {"name": "example-extension"},
-                "spec": {
-                    "clientConfig": {"url": f"https://127.0.0.1:{served.port}", "caBundle": certificate.ca_bundle}
-                },
-            }
-        )
+    config = extension_config_file(
+        tmp_path, {"url": f"https://127.0.0.1:{served.port}", "caBundle": certificate.ca_bundle}
     )
     code, output = await asyncio.to_thread(plan, "-f", str(config))
     assert code == 0, output
@@ -95,17 +98,7 @@ def test_an_unreachable_extension_is_one_clear_error() -> None:
 
 
 def test_an_extension_config_behind_a_service_needs_the_url(tmp_path: Path) -> None:
-    config = tmp_path / "extension-config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
-                "kind": "ExtensionConfig",
-                "metadata": {"name": "example-extension"},
-                "spec": {"clientConfig": {"service": {"name": "ext", "namespace": "nowhere-xyz"}}},
-            }
-        )
-    )
+    config = extension_config_file(tmp_path, {"service": {"name": "ext", "namespace": "nowhere-xyz"}})
     code, output = plan("-f", str(config))
     assert code == 1
     assert "ExtensionConfig example-extension: cannot discover its handlers" in output

@@ -104,41 +104,40 @@ def as_list(values: Mapping[str, Any]) -> list[Obj]:
     return [{"name": name, "value": copy.deepcopy(values[name])} for name in sorted(values)]
 
 
+def _request(
+    kind: str,
+    items: list[Item],
+    global_variables: Mapping[str, Any],
+    item_variables: Sequence[Mapping[str, Any]],
+    *,
+    uids: bool,
+) -> Obj:
+    """A GeneratePatches or ValidateTopology request: the same items, with uids only where answers refer to them."""
+    request_items = []
+    for item, variables in zip(items, item_variables, strict=True):
+        entry: Obj = {"uid": item_uid(item)} if uids else {}
+        entry["holderReference"] = holder_reference(item)
+        entry["object"] = copy.deepcopy(item.template)
+        entry["variables"] = as_list(variables)
+        request_items.append(entry)
+    return {
+        "apiVersion": HOOKS_API_VERSION,
+        "kind": kind,
+        "variables": as_list(global_variables),
+        "items": request_items,
+    }
+
+
 def generate_request(
     items: list[Item], global_variables: Mapping[str, Any], item_variables: Sequence[Mapping[str, Any]]
 ) -> Obj:
-    return {
-        "apiVersion": HOOKS_API_VERSION,
-        "kind": "GeneratePatchesRequest",
-        "variables": as_list(global_variables),
-        "items": [
-            {
-                "uid": item_uid(item),
-                "holderReference": holder_reference(item),
-                "object": copy.deepcopy(item.template),
-                "variables": as_list(variables),
-            }
-            for item, variables in zip(items, item_variables, strict=True)
-        ],
-    }
+    return _request("GeneratePatchesRequest", items, global_variables, item_variables, uids=True)
 
 
 def validate_request(
     items: list[Item], global_variables: Mapping[str, Any], item_variables: Sequence[Mapping[str, Any]]
 ) -> Obj:
-    return {
-        "apiVersion": HOOKS_API_VERSION,
-        "kind": "ValidateTopologyRequest",
-        "variables": as_list(global_variables),
-        "items": [
-            {
-                "holderReference": holder_reference(item),
-                "object": copy.deepcopy(item.template),
-                "variables": as_list(variables),
-            }
-            for item, variables in zip(items, item_variables, strict=True)
-        ],
-    }
+    return _request("ValidateTopologyRequest", items, global_variables, item_variables, uids=False)
 
 
 class PatchResponseError(ClusterClassError):
