@@ -9,7 +9,7 @@ hooks answer from the ConfigMap ``<cluster>-test-extension-hookresponses``, as u
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -231,7 +231,15 @@ def variable(name: str, schema_type: str) -> Obj:
     return {"name": name, "required": False, "schema": {"openAPIV3Schema": {"type": schema_type}}}
 
 
-async def class_with_discovering_patches(env: SimEnv, *handlers: str) -> Obj:
+def variables_reconciled(cluster_class: Obj) -> Obj:
+    conditions = dig(cluster_class, "status", "conditions") or []
+    return next((c for c in conditions if c["type"] == "VariablesReconciled"), {})
+
+
+async def class_with_discovering_patches(env: SimEnv, *handlers: str, until: Callable[[Obj], bool]) -> Obj:
+    """The example ClusterClass as ``discovering``, with a validate-only patch per DiscoverVariables handler of the
+    ``vars`` extension; returned once ``until`` holds for it (the first reconciles may run before the extension
+    is discovered)."""
     (cluster_class,) = [o for o in example_class() if o["kind"] == "ClusterClass"]
     cluster_class["metadata"]["name"] = "discovering"
     cluster_class["spec"]["patches"] = [
@@ -244,11 +252,10 @@ async def class_with_discovering_patches(env: SimEnv, *handlers: str) -> Obj:
     cluster_class["spec"].pop("variables", None)
     await env.apply(*[o for o in example_class() if o["kind"] != "ClusterClass"], cluster_class)
 
-    async def reconciled() -> bool:
-        found = await env.get(CAPI, "ClusterClass", "discovering")
-        return any(c["type"] == "VariablesReconciled" for c in dig(found, "status", "conditions") or [])
+    async def done() -> bool:
+        return until(await env.get(CAPI, "ClusterClass", "discovering"))
 
-    await eventually(reconciled, what="the ClusterClass's variables to be reconciled")
+    await eventually(done, what="the ClusterClass's variables to be reconciled as expected")
     return await env.get(CAPI, "ClusterClass", "discovering")
 
 
@@ -259,7 +266,9 @@ async def test_variables_discovered_from_two_patches_that_disagree_conflict(env:
         name="vars",
     )
     try:
-        cluster_class = await class_with_discovering_patches(env, "first", "second")
+        cluster_class = await class_with_discovering_patches(
+            env, "first", "second", until=lambda cc: variables_reconciled(cc).get("status") == "True"
+        )
     finally:
         await extension.stop()
     (x,) = cluster_class["status"]["variables"]
@@ -274,10 +283,15 @@ async def test_variable_discovery_failures_say_which_patch_and_why(env: SimEnv) 
         name="vars",
     )
     try:
-        cluster_class = await class_with_discovering_patches(env, "broken", "twice")
+        cluster_class = await class_with_discovering_patches(
+            env,
+            "broken",
+            "twice",
+            until=lambda cc: "patch broken returned" in str(variables_reconciled(cc).get("message")),
+        )
     finally:
         await extension.stop()
-    (reconciled,) = [c for c in cluster_class["status"]["conditions"] if c["type"] == "VariablesReconciled"]
+    reconciled = variables_reconciled(cluster_class)
     assert (reconciled["status"], reconciled["reason"], reconciled["severity"]) == (
         "False",
         "VariableDiscoveryFailed",
