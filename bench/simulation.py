@@ -48,13 +48,14 @@ Reported per K:
 A run whose event loop stops turning for ``--stall`` seconds (a reconcile requeued at once whose awaits
 never suspend; the work queue now turns the loop between keys, which this found) is ended by
 :class:`Watchdog`, which reports which controller and key were spinning, where, and at what rate.
-``--progress S`` prints a line every S seconds, ``--profile`` a cProfile summary, both to standard error.
+``--progress S`` prints a line every S seconds, ``--profile`` a cProfile summary, both to standard error;
+``--profile-out FILE`` also saves the whole profile to ``FILE.<K>`` for ``pstats`` (callers, callees).
 
 Usage::
 
     .venv/bin/python bench/simulation.py [--clusters 10 100 1000] [--workers 10] [--timeout 1800] [--batch 0]
         [--poll 0.1] [--settle 2] [--stall 60] [--tracemalloc] [--progress S]
-        [--profile] [--markdown | --json]
+        [--profile] [--profile-out FILE] [--markdown | --json]
 """
 
 from __future__ import annotations
@@ -733,7 +734,7 @@ def run_one(args: argparse.Namespace, count: int) -> None:
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid>: where the process is, for a run that stalls
     logs = LogCounter()
     logging.basicConfig(level=logging.WARNING, handlers=[logs], force=True)
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile() if args.profile or args.profile_out else None
     if profiler is not None:
         profiler.enable()
     result = asyncio.run(run(args, count, logs))
@@ -742,6 +743,8 @@ def run_one(args: argparse.Namespace, count: int) -> None:
         stats = pstats.Stats(profiler, stream=sys.stderr)
         stats.sort_stats("tottime").print_stats(30)
         stats.sort_stats("cumulative").print_stats(40)
+        if args.profile_out:
+            stats.dump_stats(f"{args.profile_out}.{count}")
     json.dump(result, sys.stdout)
 
 
@@ -754,6 +757,7 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--stall", str(args.stall)]
     command += ["--tracemalloc"] if args.tracemalloc else []
     command += ["--profile"] if args.profile else []
+    command += ["--profile-out", args.profile_out] if args.profile_out else []
     print(f"bench: {count} Clusters ...", file=sys.stderr, flush=True)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False, timeout=args.timeout + 600)
     if done.returncode not in (0, STALLED):
@@ -993,6 +997,9 @@ def main() -> None:
     )
     parser.add_argument("--tracemalloc", action="store_true", help="measure the Python heap (slow)")
     parser.add_argument("--profile", action="store_true", help="cProfile each run; the top functions to stderr")
+    parser.add_argument(
+        "--profile-out", metavar="FILE", help="cProfile each run and save the stats to FILE.<K> (for pstats)"
+    )
     parser.add_argument("--markdown", action="store_true", help="Markdown tables (for the README)")
     parser.add_argument("--json", action="store_true", help="the raw results as JSON")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)

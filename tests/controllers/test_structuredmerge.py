@@ -197,3 +197,23 @@ async def test_change_detection_sends_two_dry_runs_once_then_nothing(running: En
     relabelled = {**desired, "metadata": {**desired["metadata"], "labels": {**desired["metadata"]["labels"], "x": "y"}}}
     fourth = await ssa.diff(current, relabelled)
     assert fourth.has_changes and not fourth.has_spec_changes
+
+
+def test_expired_answers_are_swept_when_the_cache_has_doubled() -> None:
+    """Not on every add: with many live answers that made each add copy the whole cache."""
+    clock = FakeClock()
+    cache = AnswerCache(ttl=600, clock=clock, sweep_floor=4)
+    for i in range(4):
+        cache.add(f"old-{i}")
+    clock.advance(601)
+    cache.add("new-0")  # at the floor: the four expired ids go
+    assert len(cache) == 1
+    for i in range(1, 9):
+        cache.add(f"new-{i}")
+    assert len(cache) == 9  # all live: the sweeps at 4 and 8 kept them, the next one is at 16
+    clock.advance(601)
+    for i in range(7):
+        cache.add(f"newer-{i}")
+    assert len(cache) == 16  # expired ids stay until then
+    cache.add("last")
+    assert len(cache) == 8 and "last" in cache and "new-8" not in cache

@@ -179,12 +179,20 @@ def _cleaned(obj: Obj, allowed: Paths) -> Obj:
 
 
 class AnswerCache:
-    """Request ids answered "no change", each remembered for ``ttl`` seconds."""
+    """Request ids answered "no change", each remembered for ``ttl`` seconds.
 
-    def __init__(self, ttl: float = CACHE_TTL, clock: Clock | None = None) -> None:
+    Expired ids are swept out when the cache has doubled since the last sweep (``sweep_floor`` ids at the
+    least), so a sweep's cost is paid back by the adds before it: sweeping on every add once the
+    cache held many live answers made each add copy the whole cache, quadratic in the Clusters reconciled
+    within ``ttl``.
+    """
+
+    def __init__(self, ttl: float = CACHE_TTL, clock: Clock | None = None, *, sweep_floor: int = 10_000) -> None:
         self.ttl = ttl
         self.clock: Clock = clock or RealClock()
         self._expiry: dict[str, float] = {}
+        self._sweep_floor = sweep_floor
+        self._sweep_at = sweep_floor
 
     def __contains__(self, request_id: object) -> bool:
         if not isinstance(request_id, str):
@@ -199,8 +207,9 @@ class AnswerCache:
 
     def add(self, request_id: str) -> None:
         now = self.clock.now()
-        if len(self._expiry) > 10_000:  # drop what has expired before growing further
+        if len(self._expiry) >= self._sweep_at:
             self._expiry = {k: v for k, v in self._expiry.items() if v >= now}
+            self._sweep_at = max(self._sweep_floor, 2 * len(self._expiry))
         self._expiry[request_id] = now + self.ttl
 
     def __len__(self) -> int:
