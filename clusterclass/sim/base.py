@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 FIELD_MANAGER = "manager"
 #: the alphabet of Cluster API's random name suffixes (apiserver's generateName alphabet)
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: the Machine fields a MachineDeployment, MachineSet and KCP keep in step in place, with no rollout
+NODE_TIMEOUTS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
 #: the simulated providers' default workers per controller (controller-runtime's default is 1, CAPI's 10)
 DEFAULT_WORKERS = 4
 
@@ -217,6 +219,15 @@ async def write(manager: Manager, before: Obj, after: Obj) -> Obj:
     return result
 
 
+def copy_node_timeouts(source: Obj, target: Obj) -> None:
+    """The node timeouts of the Machine spec ``source`` set on ``target`` (and those ``source`` lacks removed)."""
+    for timeout in NODE_TIMEOUTS:
+        if timeout in source:
+            target[timeout] = source[timeout]
+        else:
+            target.pop(timeout, None)
+
+
 class ProviderController:
     """One simulated controller: a reconcile of :attr:`kind` with its watches (module doc).
 
@@ -357,6 +368,26 @@ class ProviderController:
         ensure_owner(adopted, owner, controller=True)
         set_label(adopted, c.LABEL_CLUSTER_NAME, cluster_name)
         return await self.write(obj, adopted) if adopted != obj else obj
+
+    async def sync_machines_in_place(
+        self, machines: list[Obj], labels: dict[str, str], annotations: dict[str, str], template_spec: Obj
+    ) -> None:
+        """Keep owned Machines in step with their owner's template without a rollout, as upstream's MachineSet
+        and KubeadmControlPlane both do: ``labels`` and ``annotations`` merged onto each Machine and onto its
+        infrastructure machine and bootstrap config, the node timeouts copied from ``template_spec``.
+        ``machines`` is updated with what was written."""
+        for i, machine in enumerate(machines):
+            if deleting(machine):
+                continue
+            updated = json_copy(machine)
+            updated["metadata"]["labels"] = {**labels_of(machine), **labels}
+            if annotations:
+                updated["metadata"]["annotations"] = {**annotations_of(machine), **annotations}
+            copy_node_timeouts(template_spec, updated["spec"])
+            if updated != machine:
+                machines[i] = await self.write(machine, updated)
+            refs = (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef"))
+            await self.sync_metadata(refs, namespace_of(machine), labels, annotations)
 
     async def sync_metadata(
         self, refs: Iterable[Obj | None], namespace: str, labels: dict[str, str], annotations: dict[str, str]

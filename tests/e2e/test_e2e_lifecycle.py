@@ -59,13 +59,15 @@ async def test_topology_metadata_and_pool_fields_change_in_place_without_replaci
         nodeDeletionTimeout="30s",
         minReadySeconds=7,
     )
-    workers["machineDeployments"][0]["metadata"] = {"labels": {"tier": "web"}}
-    await env.patch_topology("demo", {"workers": workers})
+    workers["machineDeployments"][0].update(metadata={"labels": {"tier": "web"}}, nodeDrainTimeout="45s")
+    control_plane = {**cluster["spec"]["topology"]["controlPlane"], "nodeDrainTimeout": "20s"}
+    await env.patch_topology("demo", {"workers": workers, "controlPlane": control_plane})
 
     async def reflected() -> bool:
         pool = await env.pool("mp-0")
         deployment = await env.deployment("md-0")
         machines = await env.list(CAPI, "Machine", **{"cluster.x-k8s.io/deployment-name": name_of(deployment)})
+        control_plane_machines = await env.list(CAPI, "Machine", **{"cluster.x-k8s.io/control-plane": ""})
         return (
             labels_of(pool).get("team") == "storage"
             and (pool["metadata"].get("annotations") or {}).get("owner") == "ops"
@@ -74,9 +76,12 @@ async def test_topology_metadata_and_pool_fields_change_in_place_without_replaci
             and dig(pool, "spec", "minReadySeconds") == 7
             and bool(machines)
             and all(labels_of(m).get("tier") == "web" for m in machines)
+            and all(dig(m, "spec", "nodeDrainTimeout") == "45s" for m in machines)
+            and bool(control_plane_machines)
+            and all(dig(m, "spec", "nodeDrainTimeout") == "20s" for m in control_plane_machines)
         )
 
-    await eventually(reflected, what="the new topology metadata and pool fields")
+    await eventually(reflected, what="the new topology metadata, node timeouts and pool fields")
     await env.wait_ready()
     assert machine_names(await env.list(CAPI, "Machine")) == machines_before, "a metadata change replaced Machines"
 

@@ -26,7 +26,9 @@ from clusterclass.api.conditions import false, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
 from clusterclass.sim.base import (
+    NODE_TIMEOUTS,
     ProviderController,
+    copy_node_timeouts,
     delete_if_present,
     deleting,
     ensure_owner,
@@ -35,7 +37,7 @@ from clusterclass.sim.base import (
     owner_reference,
     set_label,
 )
-from clusterclass.sim.core.machineset import NODE_TIMEOUTS, selector_labels
+from clusterclass.sim.core.machineset import selector_labels
 
 LABEL_TEMPLATE_HASH = "machine-template-hash"
 ANNOTATION_REVISION = "machinedeployment.clusters.x-k8s.io/revision"
@@ -198,11 +200,7 @@ class MachineDeploymentController(ProviderController):
         spec = machine_set["spec"]
         spec["template"] = {**spec.get("template", {}), "metadata": template["metadata"]}
         template_spec = spec["template"].setdefault("spec", {})
-        for timeout in NODE_TIMEOUTS:
-            if timeout in template["spec"]:
-                template_spec[timeout] = template["spec"][timeout]
-            else:
-                template_spec.pop(timeout, None)
+        copy_node_timeouts(template["spec"], template_spec)
         for field in ("minReadySeconds", "deletePolicy"):
             value = dig(deployment, "spec", field)
             if value is not None:

@@ -34,7 +34,6 @@ from clusterclass.sim.core.machine import node_ready_since
 LABEL_SET_NAME = "cluster.x-k8s.io/set-name"
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
 ANNOTATION_DISABLE_MACHINE_CREATE = "cluster.x-k8s.io/disable-machine-create"
-NODE_TIMEOUTS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
 #: how long a write waits for its objects to show in the cache (upstream: 100 ms steps, 10 s)
 CACHE_WAIT = 10.0
 
@@ -152,22 +151,7 @@ class MachineSetController(ProviderController):
         """Template labels, annotations and node timeouts onto the Machines (and their infra and bootstrap)."""
         labels, annotations = self._in_place(machine_set)
         template_spec = dig(machine_set, "spec", "template", "spec") or {}
-        for i, machine in enumerate(machines):
-            if deleting(machine):
-                continue
-            updated = json_copy(machine)
-            updated["metadata"]["labels"] = {**labels_of(machine), **labels}
-            if annotations:
-                updated["metadata"]["annotations"] = {**annotations_of(machine), **annotations}
-            for timeout in NODE_TIMEOUTS:
-                if timeout in template_spec:
-                    updated["spec"][timeout] = template_spec[timeout]
-                else:
-                    updated["spec"].pop(timeout, None)
-            if updated != machine:
-                machines[i] = await self.write(machine, updated)
-            refs = (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef"))
-            await self.sync_metadata(refs, namespace_of(machine), labels, annotations)
+        await self.sync_machines_in_place(machines, labels, annotations, template_spec)
 
     async def _create(self, machine_set: Obj, cluster: Obj, count: int) -> list[Obj]:
         namespace = namespace_of(machine_set)

@@ -46,6 +46,7 @@ from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
     controller_of,
+    copy_node_timeouts,
     delete_if_present,
     deleting,
     ensure_owner,
@@ -71,7 +72,6 @@ LABEL_CONTROL_PLANE_NAME = "cluster.x-k8s.io/control-plane-name"
 ANNOTATION_CLUSTER_CONFIGURATION = "controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration"
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
 KUBEADM_CONFIG_MAP = "kubeadm-config"
-NODE_TIMEOUTS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
 
 MACHINES_CREATED = "MachinesCreated"
 MACHINES_SPEC_UP_TO_DATE = "MachinesSpecUpToDate"
@@ -349,22 +349,7 @@ class KubeadmControlPlaneController(ProviderController):
         if cluster_name:
             labels[c.LABEL_CLUSTER_NAME] = cluster_name
         annotations = dict(dig(template, "metadata", "annotations") or {})
-        for i, machine in enumerate(machines):
-            if deleting(machine):
-                continue
-            updated = json_copy(machine)
-            updated["metadata"]["labels"] = {**labels_of(machine), **labels}
-            if annotations:
-                updated["metadata"]["annotations"] = {**annotations_of(machine), **annotations}
-            for timeout in NODE_TIMEOUTS:
-                if timeout in template:
-                    updated["spec"][timeout] = template[timeout]
-                else:
-                    updated["spec"].pop(timeout, None)
-            if updated != machine:
-                machines[i] = await self.write(machine, updated)
-            refs = (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef"))
-            await self.sync_metadata(refs, namespace_of(machine), labels, annotations)
+        await self.sync_machines_in_place(machines, labels, annotations, template)
 
     def _needs_rollout(self, kcp: Obj, machine: Obj) -> bool:
         if dig(machine, "spec", "version") != dig(kcp, "spec", "version"):
@@ -549,9 +534,7 @@ class KubeadmControlPlaneController(ProviderController):
             domain = self._failure_domain(cluster, machines)
             if domain:
                 spec["failureDomain"] = domain
-            for timeout in NODE_TIMEOUTS:
-                if timeout in template_spec:
-                    spec[timeout] = template_spec[timeout]
+            copy_node_timeouts(template_spec, spec)
             machine = await self.manager.client.create(
                 {
                     "apiVersion": c.CLUSTER_API_VERSION,
