@@ -4,6 +4,8 @@
 #
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/kube-apiserver-<ver>/kube-apiserver
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/kubectl-<ver>/kubectl
+#   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/kube-controller-manager-<ver>/kube-controller-manager
+#       (its garbage collector and namespace controller, for tests that delete what owns other objects)
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/etcd-<ver>/etcd
 #   ${CLUSTERCLASS_CACHE:-$HOME/.cache/clusterclass}/bin/assets-<k8s>-etcd-<etcd>/  (symlinks;
 #       point KUBEBUILDER_ASSETS here)
@@ -20,7 +22,7 @@
 #   BUILD_PARALLELISM    go build -p value (default 2)
 #
 # Last lines of stdout are shell-sourceable:
-#   KUBE_APISERVER=... KUBECTL=... ETCD=... KUBEBUILDER_ASSETS=...
+#   KUBE_APISERVER=... KUBECTL=... KUBE_CONTROLLER_MANAGER=... ETCD=... KUBEBUILDER_ASSETS=...
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
@@ -36,6 +38,8 @@ APISERVER_BIN="$APISERVER_DIR/kube-apiserver"
 KUBECTL_DIR="$BIN_ROOT/kubectl-$K8S_VERSION"
 KUBECTL_BIN="$KUBECTL_DIR/kubectl"
 ETCD_BIN="$ETCD_DIR/etcd"
+KCM_DIR="$BIN_ROOT/kube-controller-manager-$K8S_VERSION"
+KCM_BIN="$KCM_DIR/kube-controller-manager"
 
 log() { printf '[build-apiserver %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -105,14 +109,15 @@ build_etcd() {
     )
 }
 
-# Builds kube-apiserver and kubectl (whichever is missing) in one helper module: they share the
-# k8s.io/kubernetes module graph, so the second costs only its own packages.
+# Builds kube-apiserver, kubectl and kube-controller-manager (whichever is missing) in one helper
+# module: they share the k8s.io/kubernetes module graph, so each after the first costs only its own
+# packages.
 build_kubernetes() {
     local mod; mod="$(workdir kubernetes)"
     local minor_patch="${K8S_VERSION#v1.}"          # 37.2
     local staging_version="v0.$minor_patch"         # v0.37.2
     local major=1 minor="${minor_patch%%.*}"
-    log "building kube-apiserver $K8S_VERSION (staging modules at $staging_version) in $mod"
+    log "building kubernetes $K8S_VERSION components (staging modules at $staging_version) in $mod"
     (
         cd "$mod"
         go mod init clusterclass.local/kube-apiserver-build >/dev/null 2>&1
@@ -135,9 +140,11 @@ build_kubernetes() {
         go mod edit "${args[@]}"
 
         timed "kubernetes: resolve+download (go get -tool)" \
-            go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
+            go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" \
+                "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION"
         timed "kubernetes: download package deps (go list -deps)" \
-            go list -deps k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl >/dev/null
+            go list -deps k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl \
+                k8s.io/kubernetes/cmd/kube-controller-manager >/dev/null
 
         local ld="-s -w"
         local date; date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -162,6 +169,14 @@ build_kubernetes() {
             mv -f "$KUBECTL_DIR/kubectl.tmp" "$KUBECTL_BIN"
             cp go.mod go.sum "$KUBECTL_DIR/"
         fi
+        if ! cached_ok "$KCM_BIN"; then
+            mkdir -p "$KCM_DIR"
+            timed "kube-controller-manager: go build" \
+                go build -p "$PAR" -trimpath -ldflags "$ld" \
+                    -o "$KCM_DIR/kube-controller-manager.tmp" k8s.io/kubernetes/cmd/kube-controller-manager
+            mv -f "$KCM_DIR/kube-controller-manager.tmp" "$KCM_BIN"
+            cp go.mod go.sum "$KCM_DIR/"
+        fi
     )
 }
 
@@ -173,22 +188,25 @@ else
     cached_ok "$ETCD_BIN" || { log "error: built etcd does not run --version"; exit 1; }
 fi
 
-if cached_ok "$APISERVER_BIN" && cached_ok "$KUBECTL_BIN"; then
-    log "kube-apiserver and kubectl $K8S_VERSION cached: $APISERVER_BIN $KUBECTL_BIN"
+if cached_ok "$APISERVER_BIN" && cached_ok "$KUBECTL_BIN" && cached_ok "$KCM_BIN"; then
+    log "kube-apiserver, kubectl and kube-controller-manager $K8S_VERSION cached: $APISERVER_BIN $KUBECTL_BIN $KCM_BIN"
 else
     ensure_workroot
-    timed "kube-apiserver + kubectl total" build_kubernetes
+    timed "kube-apiserver + kubectl + kube-controller-manager total" build_kubernetes
     cached_ok "$APISERVER_BIN" || { log "error: built kube-apiserver does not run --version"; exit 1; }
     cached_ok "$KUBECTL_BIN" || { log "error: built kubectl does not run version --client"; exit 1; }
+    cached_ok "$KCM_BIN" || { log "error: built kube-controller-manager does not run --version"; exit 1; }
 fi
 
 mkdir -p "$ASSETS_DIR"
 ln -sfn "$APISERVER_BIN" "$ASSETS_DIR/kube-apiserver"
 ln -sfn "$ETCD_BIN" "$ASSETS_DIR/etcd"
 ln -sfn "$KUBECTL_BIN" "$ASSETS_DIR/kubectl"
+ln -sfn "$KCM_BIN" "$ASSETS_DIR/kube-controller-manager"
 
 log "$("$APISERVER_BIN" --version 2>&1 | head -n1); $("$ETCD_BIN" --version 2>&1 | head -n1)"
 echo "KUBE_APISERVER=$APISERVER_BIN"
 echo "KUBECTL=$KUBECTL_BIN"
+echo "KUBE_CONTROLLER_MANAGER=$KCM_BIN"
 echo "ETCD=$ETCD_BIN"
 echo "KUBEBUILDER_ASSETS=$ASSETS_DIR"

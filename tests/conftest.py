@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
-from support.real_apiserver import BinariesMissing, RealApiServer, find_binaries
+from support.real_apiserver import BinariesMissing, RealApiServer, find_binaries, find_binary
 
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
@@ -30,13 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that uses the real kube-apiserver, so ``-m 'not real_apiserver'`` leaves them out.
 
-    That is every test taking the ``real_apiserver`` fixture and every contract test on the ``real`` backend
-    (which asks for the fixture only when it runs).
+    That is every test taking the ``real_apiserver``, ``real_apiserver_with_gc`` or ``controller_manager_binaries``
+    fixture and every test on the ``real`` backend (which asks for its fixture only when it runs).
     """
     for item in items:
         callspec = getattr(item, "callspec", None)
         on_real = callspec is not None and callspec.params.get("backend") == "real"
-        if on_real or "real_apiserver" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if on_real or {"real_apiserver", "real_apiserver_with_gc", "controller_manager_binaries"} & set(fixtures):
             item.add_marker(pytest.mark.real_apiserver)
 
 
@@ -50,10 +51,36 @@ def real_apiserver_binaries_or_skip() -> Any:
         pytest.skip(str(missing))
 
 
+def controller_manager_binaries_or_skip() -> Any:
+    """The binaries with kube-controller-manager among them; skipped without it, except in CI, where it fails."""
+    binaries = real_apiserver_binaries_or_skip()
+    if binaries.kube_controller_manager is None:
+        _, looked = find_binary("kube-controller-manager")
+        missing = f"kube-controller-manager not found (looked at {', '.join(looked)})"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs kube-controller-manager: {missing}")
+        pytest.skip(missing)
+    return binaries
+
+
 @pytest.fixture(scope="session")
-def real_apiserver_binaries() -> Any:
-    """The kube-apiserver and etcd binaries, for tests that start a server of their own."""
-    return real_apiserver_binaries_or_skip()
+def controller_manager_binaries() -> Any:
+    """The binaries with kube-controller-manager, for tests that start a server of their own with it."""
+    return controller_manager_binaries_or_skip()
+
+
+@pytest.fixture(scope="session")
+def real_apiserver_with_gc() -> Iterator[RealApiServer]:
+    """A second etcd and kube-apiserver, with kube-controller-manager's garbage collector and namespace controller.
+
+    Kept apart from :func:`real_apiserver` so that the many tests sharing that one keep envtest's conditions
+    (nothing but their own requests changes what they see) and the collector's work does not load it.
+    """
+    server = RealApiServer(controller_manager_binaries_or_skip(), controller_manager=True).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,10 @@
 """The end-to-end suite: the controllers and simulated providers on the embedded store and on a real kube-apiserver.
 
 Each test gets a fresh namespace and a :class:`e2e_support.SimEnv` watching only it. ``env`` runs on the
-embedded store; ``any_env`` runs the same test on both backends. The real kube-apiserver runs no
-kube-controller-manager, so nothing there garbage-collects: tests that need ownerReference cascades
-(deleting a Cluster) use ``env``.
+embedded store; ``any_env`` runs the same test on both backends. The real kube-apiserver of ``any_env`` runs no
+kube-controller-manager, so nothing there garbage-collects; tests that need ownerReference cascades (deleting
+a Cluster, removing a pool) use ``collected_env``: the embedded store, and a real kube-apiserver with
+kube-controller-manager's garbage collector, which collects asynchronously, after the delete has answered.
 """
 
 from __future__ import annotations
@@ -54,12 +55,24 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def any_env(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[SimEnv]:
+    async for world in _on_backend(backend, "real_apiserver", request):
+        yield world
+
+
+@pytest.fixture
+async def collected_env(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[SimEnv]:
+    async for world in _on_backend(backend, "real_apiserver_with_gc", request):
+        yield world
+
+
+async def _on_backend(backend: str, real_fixture: str, request: pytest.FixtureRequest) -> AsyncIterator[SimEnv]:
+    """A :class:`SimEnv` on the embedded store, or on the real kube-apiserver of the fixture ``real_fixture``."""
     if backend == "memory":
         store = MemoryStore()
         client: Client = MemoryClient(store)
     else:
         store = None
-        client = request.getfixturevalue("real_apiserver").client()
+        client = request.getfixturevalue(real_fixture).client()
     try:
         async for world in _env(client):
             yield world

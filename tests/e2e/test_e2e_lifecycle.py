@@ -180,7 +180,8 @@ async def test_machine_pools_and_deployments_scale_up_and_down(env: SimEnv) -> N
     assert len(env.workload().nodes()) == 4
 
 
-async def test_removing_a_pool_from_the_topology_deletes_it_and_everything_it_owns(env: SimEnv) -> None:
+async def test_removing_a_pool_from_the_topology_deletes_it_and_everything_it_owns(collected_env: SimEnv) -> None:
+    env = collected_env
     cluster = small_cluster()
     await env.apply_example(cluster)
     await env.wait_ready()
@@ -209,7 +210,8 @@ async def test_removing_a_pool_from_the_topology_deletes_it_and_everything_it_ow
     assert await env.list(INFRA, "DockerMachine", **{"cluster.x-k8s.io/pool-name": name_of(pool)}) == []
 
 
-async def test_deleting_the_cluster_takes_machine_pools_first_and_leaves_nothing(env: SimEnv) -> None:
+async def test_deleting_the_cluster_takes_machine_pools_first_and_leaves_nothing(collected_env: SimEnv) -> None:
+    env = collected_env
     await env.apply_example(small_cluster())
     await env.wait_ready()
     kinds = [

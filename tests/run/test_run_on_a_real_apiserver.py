@@ -1,6 +1,7 @@
 """``clusterclass run`` on a real kube-apiserver as a deployment runs it: RBAC-bound, webhooks, leader election.
 
-The kube-apiserver of this module authorizes with ``Node,RBAC`` and calls admission webhooks (its default plugins).
+The kube-apiserver of this module authorizes with ``Node,RBAC`` and calls admission webhooks (its default plugins);
+kube-controller-manager's garbage collector runs beside it, so deleting a Cluster works as in a real cluster.
 ``config/rbac`` (and ``config/sim``'s role) is applied for real; ``clusterclass run`` runs as a subprocess with the
 token of the ServiceAccount ``clusterclass-system/clusterclass-manager`` — bound to the generated roles only — so
 any request the roles do not allow fails here as it would in a cluster. The webhooks are registered by URL with the
@@ -102,8 +103,8 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(real_apiserver_binaries: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
-    api = RealApiServer(real_apiserver_binaries, authorization_modes="Node,RBAC").start()
+def installed(controller_manager_binaries: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    api = RealApiServer(controller_manager_binaries, authorization_modes="Node,RBAC", controller_manager=True).start()
     try:
         workdir = tmp_path_factory.mktemp("run")
         kubectl(api.kubeconfig, "apply", "-f", str(CONFIG / "manager" / "namespace.yaml"))
@@ -238,6 +239,36 @@ async def cluster_ready(client: Client, namespace: str, name: str = "demo") -> b
     return not pending(await collect(client, namespace=namespace, name=name))
 
 
+#: every kind the Cluster's life creates in its namespace (ClusterClass templates aside)
+CLUSTER_KINDS = (
+    (CAPI, "Cluster"),
+    (CAPI, "MachinePool"),
+    (CAPI, "MachineDeployment"),
+    (CAPI, "MachineSet"),
+    (CAPI, "Machine"),
+    (CAPI, "MachineHealthCheck"),
+    ("controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane"),
+    ("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig"),
+    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerCluster"),
+    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachine"),
+    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachinePool"),
+)
+
+
+async def nothing_left(client: Client, namespace: str) -> bool:
+    """No object of a Cluster's is left in ``namespace``: its kinds, its Secrets, its cloned templates."""
+    for api_version, kind in CLUSTER_KINDS:
+        if (await client.list(api_version, kind, namespace=namespace)).items:
+            return False
+    secrets = (await client.list("v1", "Secret", namespace=namespace)).items
+    if any(s.get("type") == "cluster.x-k8s.io/secret" for s in secrets):
+        return False
+    templates = (
+        await client.list("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachineTemplate", namespace=namespace)
+    ).items
+    return not any(dig(t, "metadata", "labels", "cluster.x-k8s.io/cluster-name") for t in templates)
+
+
 def lease_holder(installed: Installed) -> str:
     done = kubectl(installed.api.kubeconfig, "-n", NAMESPACE, "get", "lease", LEASE, "-o", "json")
     return str(json.loads(done.stdout)["spec"].get("holderIdentity") or "")
@@ -320,9 +351,19 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
         assert run.metric("workqueue_depth", controller="topology/cluster", name="topology/cluster") == 0
         assert run.metric("rest_client_requests_total", code="201", method="POST", host=installed.api.server[8:]) > 0
 
-        # nothing the controllers or providers asked for was refused (deleting the Cluster is left out: this
-        # server runs no garbage collector, which the deletion order relies on; the roles' delete verbs come from
-        # the recorded life on the embedded store, tests/run/test_manifests.py)
+        # deleting the Cluster: the providers take it down in order, the garbage collector what they leave to it
+        kubectl(admin, "delete", "cluster", "demo", "--wait=false")
+
+        async def taken_down() -> None:
+            client = installed.api.client()
+            try:
+                await async_wait(lambda: nothing_left(client, "default"), "every object of the Cluster to be gone")
+            finally:
+                await client.close()
+
+        asyncio.run(taken_down())
+
+        # nothing the controllers or providers asked for was refused, in the Cluster's whole life
         assert "is forbidden" not in run.log(), re.findall(r".*is forbidden.*", run.log())[:5]
         assert run.terminate() == 0
         assert lease_holder(installed) == ""  # released on SIGTERM

@@ -20,8 +20,11 @@ Setup talks to the servers with the standard library only, so the harness does n
 client it is used to test. Every process runs in its own process group and is stopped with SIGTERM,
 then SIGKILL; temporary directories are removed; an ``atexit`` hook covers crashed runs.
 
-Nothing here runs kube-controller-manager: no garbage collector, no namespace controller. Tests use
-a fresh namespace each and never wait for one to go away.
+By default nothing runs kube-controller-manager: no garbage collector, no namespace controller, as under
+envtest. Tests use a fresh namespace each and never wait for one to go away. ``controller_manager=True``
+also starts kube-controller-manager with only those two controllers (``TEST_ASSET_KUBE_CONTROLLER_MANAGER``,
+or beside the other binaries), for tests that delete objects other objects depend on, as a real
+management cluster would collect them: asynchronously, after the delete has answered.
 """
 
 from __future__ import annotations
@@ -79,6 +82,8 @@ class StartError(Exception):
 class Binaries:
     kube_apiserver: Path
     etcd: Path
+    #: only the servers started with ``controller_manager=True`` need it
+    kube_controller_manager: Path | None = None
 
 
 def _script_default(variable: str, fallback: str) -> str:
@@ -136,7 +141,8 @@ def find_binaries() -> Binaries:
             f"{missing} not found (looked at {', '.join(looked)}); build it with `bash scripts/build-apiserver.sh` "
             "or point KUBEBUILDER_ASSETS / TEST_ASSET_* at it"
         )
-    return Binaries(apiserver, etcd)
+    controller_manager, _ = find_binary("kube-controller-manager")
+    return Binaries(apiserver, etcd, controller_manager)
 
 
 def free_port() -> int:
@@ -210,10 +216,20 @@ class RealApiServer:
     from (for resources in :data:`UNCACHED_RESOURCES`).
     """
 
-    def __init__(self, binaries: Binaries | None = None, *, authorization_modes: str = "RBAC") -> None:
+    def __init__(
+        self, binaries: Binaries | None = None, *, authorization_modes: str = "RBAC", controller_manager: bool = False
+    ) -> None:
         self.binaries = binaries or find_binaries()
         #: ``--authorization-mode`` (envtest's RBAC; ``Node,RBAC`` as a real control plane runs it)
         self.authorization_modes = authorization_modes
+        #: whether kube-controller-manager runs too (its garbage collector and namespace controller)
+        self.controller_manager = controller_manager
+        if controller_manager and self.binaries.kube_controller_manager is None:
+            raise BinariesMissing(
+                "kube-controller-manager not found (looked at "
+                f"{', '.join(find_binary('kube-controller-manager')[1])}); build it with "
+                "`bash scripts/build-apiserver.sh` or point TEST_ASSET_KUBE_CONTROLLER_MANAGER at it"
+            )
         self._tmp: Path | None = None
         self._processes: list[_Process] = []
         self._ssl: ssl.SSLContext | None = None
@@ -245,6 +261,8 @@ class RealApiServer:
             self._start_processes()
             self._wait_for_default_namespace()
             self.install_crds(load_bundled_crds())
+            if self.controller_manager:
+                self._start_controller_manager()
         except BaseException:
             self.stop()
             raise
@@ -349,6 +367,40 @@ class RealApiServer:
         self._ssl = client_ssl_context(admin)
         self._wait(process, lambda: self.request("GET", "/readyz")[0] == 200, "kube-apiserver /readyz")
         self.kubeconfig = write_kubeconfig(self.workdir / "kubeconfig", kubeconfig(self.server, admin, name="envtest"))
+
+    def _start_controller_manager(self) -> None:
+        """kube-controller-manager with the garbage collector and the namespace controller only, as ``admin``.
+
+        Started after the CRDs are installed, so the collector watches their kinds from its first sync. Ready
+        when its ``/healthz`` answers (an always-allowed path, so no delegated authentication is needed).
+        """
+        assert self.binaries.kube_controller_manager is not None
+        port = free_port()
+        process = _Process(
+            "kube-controller-manager",
+            [
+                str(self.binaries.kube_controller_manager),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                "--controllers=garbagecollector,namespace",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.workdir / 'kube-controller-manager'}",
+            ],
+            self.workdir / "kube-controller-manager.log",
+        )
+        self._processes.append(process)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE  # its self-signed serving certificate, on loopback
+
+        def healthy() -> bool:
+            connection = http.client.HTTPSConnection("127.0.0.1", port, context=insecure, timeout=5)
+            return _exchange(connection, "GET", "/healthz", None)[0] == 200
+
+        self._wait(process, healthy, "kube-controller-manager /healthz")
 
     def _wait(self, process: _Process, ready: Callable[[], bool], what: str, timeout: float = START_TIMEOUT) -> None:
         """Poll ``ready`` until it holds; :class:`StartError` with the log's tail when the process dies or times out."""
