@@ -24,7 +24,13 @@ def _executable(path: Path) -> Path:
 
 
 def test_binaries_are_found_in_envtest_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD", "TEST_ASSET_KUBECTL", "KUBEBUILDER_ASSETS"):
+    for variable in (
+        "TEST_ASSET_KUBE_APISERVER",
+        "TEST_ASSET_ETCD",
+        "TEST_ASSET_KUBECTL",
+        "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+        "KUBEBUILDER_ASSETS",
+    ):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("CLUSTERCLASS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("K8S_VERSION", "v1.0.0")
@@ -35,6 +41,9 @@ def test_binaries_are_found_in_envtest_order(tmp_path: Path, monkeypatch: pytest
     _executable(cached / "kube-apiserver")
     _executable(cached / "etcd")
     assert harness.find_binaries().kube_apiserver == cached / "kube-apiserver"
+    assert harness.find_binaries().kube_controller_manager is None  # optional: only some servers run it
+    _executable(cached / "kube-controller-manager")
+    assert harness.find_binaries().kube_controller_manager == cached / "kube-controller-manager"
 
     assets = tmp_path / "assets"
     _executable(assets / "kube-apiserver")
@@ -122,3 +131,29 @@ async def test_compaction_makes_older_resource_versions_gone(
         ):
             pass
     assert gone.value.code == 410
+
+
+async def test_the_server_with_a_controller_manager_collects_dependents(real_apiserver_with_gc: RealApiServer) -> None:
+    """Its garbage collector deletes what a deleted owner owned, after the delete has answered (unlike envtest)."""
+    namespace = real_apiserver_with_gc.create_namespace("gc-")
+    client = real_apiserver_with_gc.client()
+    try:
+        owner = await client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner", "namespace": namespace}}
+        )
+        reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+        dependent = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "dependent", "namespace": namespace, "ownerReferences": [reference]},
+        }
+        await client.create(dependent)
+        await client.delete("v1", "ConfigMap", "owner", namespace=namespace)
+        for _ in range(600):
+            names = [o["metadata"]["name"] for o in (await client.list("v1", "ConfigMap", namespace=namespace)).items]
+            if "dependent" not in names:
+                break
+            await asyncio.sleep(0.1)
+        assert "dependent" not in names, "the garbage collector did not delete the dependent within 60 s"
+    finally:
+        await client.close()
