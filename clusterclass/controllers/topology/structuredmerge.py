@@ -40,6 +40,7 @@ from clusterclass.api.merge_patch import create_merge_patch
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.kube.client import Client
 from clusterclass.kube.workqueue import Clock, RealClock
+from clusterclass.topology.changes import remove_path
 from clusterclass.topology.reconcile import DiffResult, Path, Paths
 
 #: the field manager of every topology write, upstream's, so ownership is interchangeable with it
@@ -89,16 +90,6 @@ def _copy_path(source: Obj, target: Obj, path: Path) -> None:
     holder[path[-1]] = json_copy(value)
 
 
-def _remove_path(obj: Obj, path: Path) -> None:
-    parents = [obj]
-    for step in path[:-1]:
-        child = parents[-1].get(step)
-        if not isinstance(child, dict):
-            return
-        parents.append(child)
-    parents[-1].pop(path[-1], None)
-
-
 def _prune_empty_maps(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
@@ -117,7 +108,7 @@ def filter_object(obj: Obj, allowed: Iterable[Path], ignore: Paths = ()) -> Obj:
     for path in allowed:
         _copy_path(obj, filtered, path)
     for path in ignore:
-        _remove_path(filtered, path)
+        remove_path(filtered, path)
     result: Obj = _prune_empty_maps(filtered)
     return result
 
