@@ -24,17 +24,25 @@ def ssl_context(
     client_key: bytes | None = None,
     source: str = "",
 ) -> ssl.SSLContext:
-    """A client context that verifies the server against ``ca_data`` (or the system's CAs) unless ``insecure``."""
+    """A client context that verifies the server against ``ca_data`` (or the system's CAs) unless ``insecure``.
+
+    As client-go: a kubeconfig's certificate authority is the only one trusted, not added to the system's; and
+    the system bundle is not even loaded then (25 ms per context, once per workload cluster reached).
+    """
     where = f"{source}: " if source else ""
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
     if insecure:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     elif ca_data:
         try:
-            context.load_verify_locations(cadata=ca_data.decode("ascii", errors="replace"))
+            context = ssl.create_default_context(
+                ssl.Purpose.SERVER_AUTH, cadata=ca_data.decode("ascii", errors="replace")
+            )
         except (ssl.SSLError, ValueError) as err:
             raise ConfigError(f"{where}certificate authority: not a valid PEM certificate ({err})") from err
+    else:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
     if client_cert and client_key:
         try:
             load_key_pair(context, client_cert, client_key)

@@ -156,6 +156,7 @@ class MachineController(ProviderController):
         status.setdefault("infrastructureReady", False)
         errors: list[str] = []
         requeue: float | None = None
+        # a failing phase stops the later ones (providers-spec 2.5.1); the MachinePool runs them all instead
         for phase in (self._bootstrap, self._infrastructure, self._node):
             try:
                 requeue = requeue_min(requeue, await phase(machine, cluster))

@@ -94,6 +94,8 @@ class MachinePoolController(ProviderController):
         status.setdefault("infrastructureReady", False)
         errors: list[str] = []
         requeue: float | None = None
+        # after a failing phase the later ones still run, their results discarded (providers-spec 2.6; a Machine
+        # stops at its first failing phase)
         for phase in (self._bootstrap, self._infrastructure, self._node_refs):
             try:
                 result = await phase(pool, cluster)

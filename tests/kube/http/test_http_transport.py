@@ -720,3 +720,16 @@ async def test_proxy_url_tunnels_https_through_connect(tmp_path: Path) -> None:
     finally:
         proxy_server.close()
         await runner.cleanup()
+
+
+def test_a_kubeconfig_ca_is_the_only_one_trusted() -> None:
+    """As client-go: the certificate authority of a kubeconfig replaces the system's, it does not add to them."""
+    from clusterclass.kube.http.tls import ssl_context
+
+    authority = CertificateAuthority("only-this-one")
+    context = ssl_context(ca_data=authority.cert_pem, insecure=False)
+    trusted = context.get_ca_certs()
+    assert len(trusted) == 1 and ("commonName", "only-this-one") in trusted[0]["subject"][0]
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    insecure = ssl_context(ca_data=None, insecure=True)
+    assert insecure.verify_mode == ssl.CERT_NONE and not insecure.get_ca_certs()
