@@ -279,6 +279,11 @@ class ClusterClass(ObjectView):
         return [p for p in _list(dig(self.raw, "spec", "patches")) if isinstance(p, dict)]
 
     @property
+    def external_patches(self) -> list[tuple[str, Obj]]:
+        """``(name, external)`` of each patch with an ``external`` section (handled by Runtime Extensions)."""
+        return [(str(p.get("name") or ""), p["external"]) for p in self.patches if isinstance(p.get("external"), dict)]
+
+    @property
     def variables(self) -> list[Obj]:
         return [v for v in _list(dig(self.raw, "spec", "variables")) if isinstance(v, dict)]
 

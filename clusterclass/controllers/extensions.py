@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
+from clusterclass.api.objects import Obj, labels_of, name_of, namespace_of
+from clusterclass.api.views import ClusterClass
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.kube.informer import Informer
 from clusterclass.runtimesdk import catalog
@@ -87,9 +88,8 @@ class RuntimeSDK:
         suffix = f".{name_of(extension_config)}"
         found = []
         for cluster_class in cluster_classes:
-            for patch in dig(cluster_class, "spec", "patches") or []:
-                external = patch.get("external") if isinstance(patch, dict) else None
-                if isinstance(external, dict) and any(
+            for _name, external in ClusterClass(cluster_class).external_patches:
+                if any(
                     isinstance(external.get(key), str) and str(external[key]).endswith(suffix)
                     for key in ("generateExtension", "validateExtension", "discoverVariablesExtension")
                 ):

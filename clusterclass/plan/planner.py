@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, key_of, namespace_of
-from clusterclass.api.views import Cluster
+from clusterclass.api.views import Cluster, ClusterClass
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
 from clusterclass.plan.extensions import PlanExtensions
 from clusterclass.plan.loader import Loaded
@@ -139,20 +139,16 @@ def _admission_errors(
     return "admission would refuse it:" + "".join(f"\n    {line}" for line in lines)
 
 
-def _external(cluster_class: Obj | None) -> list[str]:
-    """The names of a ClusterClass's external patches."""
-    patches = dig(cluster_class, "spec", "patches") if cluster_class is not None else None
-    return [
-        str(p.get("name") or "") for p in patches or [] if isinstance(p, dict) and isinstance(p.get("external"), dict)
-    ]
-
-
 def _discovered_variables(loaded: Loaded, extensions: PlanExtensions) -> tuple[Loaded, dict[ObjectKey, str]]:
     """The input with each ClusterClass's ``status.variables`` as its controller would publish them (variables
     discovered from its extensions included), and the discovery error of each ClusterClass whose discovery failed."""
     objects, errors = [], {}
     for obj in loaded.objects:
-        if obj.get("kind") == c.KIND_CLUSTER_CLASS and key_of(obj).group == c.CLUSTER_GROUP and _external(obj):
+        if (
+            obj.get("kind") == c.KIND_CLUSTER_CLASS
+            and key_of(obj).group == c.CLUSTER_GROUP
+            and ClusterClass(obj).external_patches
+        ):
             try:
                 discovered = extensions.discover_variables(obj)
             except ClusterClassError as err:
@@ -197,8 +193,9 @@ def make_plan(
         if cluster_class is not None and key_of(cluster_class) in discovery_errors:
             plan.error = f"{key_of(cluster_class)}: {discovery_errors[key_of(cluster_class)]}"
             continue
-        if extensions is None and cluster_class is not None and _external(cluster_class):
-            names = ", ".join(_external(cluster_class))
+        external = ClusterClass(cluster_class).external_patches if cluster_class is not None else []
+        if extensions is None and cluster_class is not None and external:
+            names = ", ".join(name for name, _external in external)
             plan.error = (
                 f"{key_of(cluster_class)} has external patches ({names}): plan calls their Runtime Extensions only "
                 "when they are given: --extension-url, or their ExtensionConfigs among the files"

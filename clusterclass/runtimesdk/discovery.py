@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from clusterclass.api.objects import Obj, dig, namespace_of
+from clusterclass.api.objects import Obj, namespace_of
+from clusterclass.api.views import ClusterClass
 from clusterclass.errors import ClusterClassError
 from clusterclass.runtimesdk import catalog
 
@@ -27,14 +28,10 @@ async def discover_variables(call: CallExtension, cluster_class: Obj) -> dict[st
     """The variables each external patch with a ``discoverVariablesExtension`` returns, by patch name."""
     discovered: dict[str, Sequence[Any]] = {}
     errors: list[str] = []
-    for patch in dig(cluster_class, "spec", "patches") or []:
-        external = patch.get("external") if isinstance(patch, dict) else None
-        if not isinstance(external, dict):
-            continue
+    for patch_name, external in ClusterClass(cluster_class).external_patches:
         handler = external.get("discoverVariablesExtension")
         if not isinstance(handler, str) or not handler:
             continue
-        patch_name = str(patch.get("name") or "")
         settings = external.get("settings") if isinstance(external.get("settings"), dict) else None
         try:
             answer = await call(catalog.DISCOVER_VARIABLES, handler, {}, namespace_of(cluster_class) or None, settings)
