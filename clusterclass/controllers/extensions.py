@@ -73,15 +73,7 @@ class RuntimeSDK:
 
     async def discover_variables(self, cluster_class: Obj) -> dict[str, Sequence[Any]]:
         """The variables each external patch with a ``discoverVariablesExtension`` returns, by patch name."""
-
-        async def call(
-            hook: str, handler: str, request: Obj, namespace: str | None, settings: Mapping[str, str] | None
-        ) -> Obj:
-            return await self.client.call_extension(
-                hook, handler, request, namespace=namespace, settings=settings, accept_failure=True
-            )
-
-        return await discover_variables(call, cluster_class)
+        return await discover_variables(self.client, cluster_class)
 
     def cluster_classes_using(self, extension_config: Obj, cluster_classes: Sequence[Obj]) -> list[Obj]:
         """The ClusterClasses with a patch naming a handler of ``extension_config`` (their variables may change)."""

@@ -92,12 +92,7 @@ class PlanExtensions:
             raise ExtensionCallFailed(str(err)) from err
 
     def discover_variables(self, cluster_class: Obj) -> dict[str, Sequence[Any]]:
-        async def call(
-            hook: str, name: str, request: Obj, namespace: str | None, settings: Mapping[str, str] | None
-        ) -> Obj:
-            return await self.client.call_extension(hook, name, request, settings=settings, accept_failure=True)
-
-        return self._loop.run_until_complete(discover_variables(call, cluster_class))
+        return self._loop.run_until_complete(discover_variables(self.client, cluster_class, namespace_selectors=False))
 
     def close(self) -> None:
         if not self._loop.is_closed():

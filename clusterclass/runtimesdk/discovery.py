@@ -8,24 +8,29 @@ patches (one error alone, several as Go prints an aggregate: ``[a, b]``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from clusterclass.api.objects import Obj, namespace_of
 from clusterclass.api.views import ClusterClass
 from clusterclass.errors import ClusterClassError
 from clusterclass.runtimesdk import catalog
-
-#: calls one named handler: (hook, handler, request, namespace, settings) → the answer, Failures included
-CallExtension = Callable[[str, str, Obj, str | None, Mapping[str, str] | None], Awaitable[Obj]]
+from clusterclass.runtimesdk.client import RuntimeClient
 
 
 class VariableDiscoveryError(ClusterClassError):
     """One or more patches' DiscoverVariables calls failed; the message lists them."""
 
 
-async def discover_variables(call: CallExtension, cluster_class: Obj) -> dict[str, Sequence[Any]]:
-    """The variables each external patch with a ``discoverVariablesExtension`` returns, by patch name."""
+async def discover_variables(
+    client: RuntimeClient, cluster_class: Obj, *, namespace_selectors: bool = True
+) -> dict[str, Sequence[Any]]:
+    """The variables each external patch with a ``discoverVariablesExtension`` returns, by patch name.
+
+    ``namespace_selectors=False`` leaves ExtensionConfigs' namespace selectors unchecked, for ``plan``, which has
+    no Namespaces to read.
+    """
+    namespace = (namespace_of(cluster_class) or None) if namespace_selectors else None
     discovered: dict[str, Sequence[Any]] = {}
     errors: list[str] = []
     for patch_name, external in ClusterClass(cluster_class).external_patches:
@@ -34,7 +39,9 @@ async def discover_variables(call: CallExtension, cluster_class: Obj) -> dict[st
             continue
         settings = external.get("settings") if isinstance(external.get("settings"), dict) else None
         try:
-            answer = await call(catalog.DISCOVER_VARIABLES, handler, {}, namespace_of(cluster_class) or None, settings)
+            answer = await client.call_extension(
+                catalog.DISCOVER_VARIABLES, handler, {}, namespace=namespace, settings=settings, accept_failure=True
+            )
         except ClusterClassError as err:
             errors.append(f"failed to call DiscoverVariables for patch {patch_name}: {err}")
             continue
