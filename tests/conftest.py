@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
-from support.real_apiserver import BinariesMissing, RealApiServer, find_binaries, find_binary
+from support.real_apiserver import BinariesMissing, RealApiServer, find_binaries, require_controller_manager
 
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
@@ -41,42 +41,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.real_apiserver)
 
 
-def real_apiserver_binaries_or_skip() -> Any:
-    """The binaries; without them the test is skipped, except in CI (``CI`` set), where it fails."""
+def real_apiserver_binaries_or_skip(*, controller_manager: bool = False) -> Any:
+    """The binaries (with kube-controller-manager if asked); without them the test is skipped, except in CI
+    (``CI`` set), where it fails."""
     try:
-        return find_binaries()
+        binaries = find_binaries()
+        if controller_manager:
+            require_controller_manager(binaries)
+        return binaries
     except BinariesMissing as missing:
         if os.environ.get("CI"):
             pytest.fail(f"CI needs the real kube-apiserver: {missing}")
         pytest.skip(str(missing))
 
 
-def controller_manager_binaries_or_skip() -> Any:
-    """The binaries with kube-controller-manager among them; skipped without it, except in CI, where it fails."""
-    binaries = real_apiserver_binaries_or_skip()
-    if binaries.kube_controller_manager is None:
-        _, looked = find_binary("kube-controller-manager")
-        missing = f"kube-controller-manager not found (looked at {', '.join(looked)})"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs kube-controller-manager: {missing}")
-        pytest.skip(missing)
-    return binaries
-
-
 @pytest.fixture(scope="session")
 def controller_manager_binaries() -> Any:
     """The binaries with kube-controller-manager, for tests that start a server of their own with it."""
-    return controller_manager_binaries_or_skip()
+    return real_apiserver_binaries_or_skip(controller_manager=True)
 
 
 @pytest.fixture(scope="session")
-def real_apiserver_with_gc() -> Iterator[RealApiServer]:
+def real_apiserver_with_gc(controller_manager_binaries: Any) -> Iterator[RealApiServer]:
     """A second etcd and kube-apiserver, with kube-controller-manager's garbage collector and namespace controller.
 
     Kept apart from :func:`real_apiserver` so that the many tests sharing that one keep envtest's conditions
     (nothing but their own requests changes what they see) and the collector's work does not load it.
     """
-    server = RealApiServer(controller_manager_binaries_or_skip(), controller_manager=True).start()
+    server = RealApiServer(controller_manager_binaries, controller_manager=True).start()
     try:
         yield server
     finally:

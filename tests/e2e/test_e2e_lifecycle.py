@@ -23,6 +23,7 @@ from e2e_support import (
     example_class,
     example_cluster,
 )
+from support.leftovers import nothing_left
 
 from clusterclass.api.objects import Obj, dig, labels_of, name_of
 
@@ -229,7 +230,7 @@ async def test_deleting_the_cluster_takes_machine_pools_first_and_leaves_nothing
             return await env.find(CAPI, "Cluster", "demo") is None
 
         await eventually(deleted, what="the Cluster to go")
-        await eventually(lambda: _nothing_left(env), what="every object of the Cluster to be gone")
+        await eventually(lambda: nothing_left(env.client, env.namespace), what="every object of the Cluster to be gone")
     pools, deployments = recorder.first_deleting("MachinePool"), recorder.first_deleting("MachineDeployment")
     assert pools is not None and deployments is not None and pools < deployments, "MachinePools were not deleted first"
     workers_gone = max(recorder.last_deleted("MachinePool") or 0, recorder.last_deleted("MachineDeployment") or 0)
@@ -240,25 +241,3 @@ async def test_deleting_the_cluster_takes_machine_pools_first_and_leaves_nothing
         "the control plane went before the workers, or after the infra"
     )
     assert env.workloads.get(env.namespace, "demo") is None, "the workload cluster was not deleted"
-
-
-async def _nothing_left(env: SimEnv) -> bool:
-    for api_version, kind in (
-        (CAPI, "MachinePool"),
-        (CAPI, "MachineDeployment"),
-        (CAPI, "MachineSet"),
-        (CAPI, "Machine"),
-        (CAPI, "MachineHealthCheck"),
-        (CONTROL_PLANE, "KubeadmControlPlane"),
-        (BOOTSTRAP, "KubeadmConfig"),
-        (INFRA, "DockerCluster"),
-        (INFRA, "DockerMachine"),
-        (INFRA, "DockerMachinePool"),
-    ):
-        if await env.list(api_version, kind):
-            return False
-    secrets = [s for s in await env.list("v1", "Secret") if s.get("type") == "cluster.x-k8s.io/secret"]
-    templates = [
-        t for t in await env.list(INFRA, "DockerMachineTemplate") if labels_of(t).get("cluster.x-k8s.io/cluster-name")
-    ]
-    return not secrets and not templates

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from e2e_support import CAPI, CONTROL_PLANE, INFRA, SimEnv, eventually, example_class
 
+from clusterclass.api.conditions import find
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.runtimesdk import Extension, ExtensionFailure
 from clusterclass.up.extension import ServedExtension, serve_example_extension, variant_objects
@@ -68,8 +69,7 @@ async def recorded(env: SimEnv, hook: str) -> str | None:
 
 
 async def condition(env: SimEnv, name: str = CLUSTER) -> Obj:
-    cluster = await env.get(CAPI, "Cluster", name)
-    return next((c for c in dig(cluster, "status", "conditions") or [] if c["type"] == "TopologyReconciled"), {})
+    return find(await env.get(CAPI, "Cluster", name), "TopologyReconciled") or {}
 
 
 async def wait_condition(env: SimEnv, reason: str, message: str | None = None, name: str = CLUSTER) -> None:

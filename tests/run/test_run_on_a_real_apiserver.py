@@ -19,13 +19,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from support.leftovers import nothing_left
 from support.real_apiserver import RealApiServer, find_binary, free_port
 
 from clusterclass.api.objects import Obj, dig
@@ -224,6 +225,19 @@ async def async_wait(check: Any, what: str, guard: float = GUARD) -> None:
     raise AssertionError(f"timed out after {guard:g}s waiting for {what}")
 
 
+def wait_as_admin(installed: Installed, check: Callable[[Client], Awaitable[bool]], what: str) -> None:
+    """:func:`async_wait` for ``check`` on a client of the admin, from synchronous test code."""
+
+    async def waiting() -> None:
+        client = installed.api.client()
+        try:
+            await async_wait(lambda: check(client), what)
+        finally:
+            await client.close()
+
+    asyncio.run(waiting())
+
+
 def quick_start(namespace: str = "default") -> list[Obj]:
     objects = copy.deepcopy(example_objects())
     for obj in objects:
@@ -237,36 +251,6 @@ def as_yaml(objects: list[Obj]) -> str:
 
 async def cluster_ready(client: Client, namespace: str, name: str = "demo") -> bool:
     return not pending(await collect(client, namespace=namespace, name=name))
-
-
-#: every kind the Cluster's life creates in its namespace (ClusterClass templates aside)
-CLUSTER_KINDS = (
-    (CAPI, "Cluster"),
-    (CAPI, "MachinePool"),
-    (CAPI, "MachineDeployment"),
-    (CAPI, "MachineSet"),
-    (CAPI, "Machine"),
-    (CAPI, "MachineHealthCheck"),
-    ("controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane"),
-    ("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig"),
-    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerCluster"),
-    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachine"),
-    ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachinePool"),
-)
-
-
-async def nothing_left(client: Client, namespace: str) -> bool:
-    """No object of a Cluster's is left in ``namespace``: its kinds, its Secrets, its cloned templates."""
-    for api_version, kind in CLUSTER_KINDS:
-        if (await client.list(api_version, kind, namespace=namespace)).items:
-            return False
-    secrets = (await client.list("v1", "Secret", namespace=namespace)).items
-    if any(s.get("type") == "cluster.x-k8s.io/secret" for s in secrets):
-        return False
-    templates = (
-        await client.list("infrastructure.cluster.x-k8s.io/v1beta1", "DockerMachineTemplate", namespace=namespace)
-    ).items
-    return not any(dig(t, "metadata", "labels", "cluster.x-k8s.io/cluster-name") for t in templates)
 
 
 def lease_holder(installed: Installed) -> str:
@@ -299,14 +283,7 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
         installed.register_webhooks(run.webhook_port)
         kubectl(admin, "apply", "-f", "-", stdin=as_yaml(quick_start()))
 
-        async def converge() -> None:
-            client = installed.api.client()
-            try:
-                await async_wait(lambda: cluster_ready(client, "default"), "the quick-start Cluster to be ready")
-            finally:
-                await client.close()
-
-        asyncio.run(converge())
+        wait_as_admin(installed, lambda client: cluster_ready(client, "default"), "the quick-start Cluster to be ready")
         described = subprocess.run(
             [sys.executable, "-m", "clusterclass.cli.main", "describe", "cluster", "demo", "--kubeconfig", str(admin)],
             capture_output=True, text=True, timeout=60,
@@ -353,15 +330,9 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
 
         # deleting the Cluster: the providers take it down in order, the garbage collector what they leave to it
         kubectl(admin, "delete", "cluster", "demo", "--wait=false")
-
-        async def taken_down() -> None:
-            client = installed.api.client()
-            try:
-                await async_wait(lambda: nothing_left(client, "default"), "every object of the Cluster to be gone")
-            finally:
-                await client.close()
-
-        asyncio.run(taken_down())
+        wait_as_admin(
+            installed, lambda client: nothing_left(client, "default"), "every object of the Cluster to be gone"
+        )
 
         # nothing the controllers or providers asked for was refused, in the Cluster's whole life
         assert "is forbidden" not in run.log(), re.findall(r".*is forbidden.*", run.log())[:5]

@@ -145,6 +145,17 @@ def find_binaries() -> Binaries:
     return Binaries(apiserver, etcd, controller_manager)
 
 
+def require_controller_manager(binaries: Binaries) -> Path:
+    """kube-controller-manager among ``binaries``; :class:`BinariesMissing` says where it was looked for."""
+    if binaries.kube_controller_manager is None:
+        _, looked = find_binary("kube-controller-manager")
+        raise BinariesMissing(
+            f"kube-controller-manager not found (looked at {', '.join(looked)}); build it with "
+            "`bash scripts/build-apiserver.sh` or point TEST_ASSET_KUBE_CONTROLLER_MANAGER at it"
+        )
+    return binaries.kube_controller_manager
+
+
 def free_port() -> int:
     """A loopback port nobody listens on right now (bind port 0, read it, close), as envtest picks them."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -224,12 +235,8 @@ class RealApiServer:
         self.authorization_modes = authorization_modes
         #: whether kube-controller-manager runs too (its garbage collector and namespace controller)
         self.controller_manager = controller_manager
-        if controller_manager and self.binaries.kube_controller_manager is None:
-            raise BinariesMissing(
-                "kube-controller-manager not found (looked at "
-                f"{', '.join(find_binary('kube-controller-manager')[1])}); build it with "
-                "`bash scripts/build-apiserver.sh` or point TEST_ASSET_KUBE_CONTROLLER_MANAGER at it"
-            )
+        if controller_manager:
+            require_controller_manager(self.binaries)
         self._tmp: Path | None = None
         self._processes: list[_Process] = []
         self._ssl: ssl.SSLContext | None = None
@@ -374,12 +381,11 @@ class RealApiServer:
         Started after the CRDs are installed, so the collector watches their kinds from its first sync. Ready
         when its ``/healthz`` answers (an always-allowed path, so no delegated authentication is needed).
         """
-        assert self.binaries.kube_controller_manager is not None
         port = free_port()
         process = _Process(
             "kube-controller-manager",
             [
-                str(self.binaries.kube_controller_manager),
+                str(require_controller_manager(self.binaries)),
                 f"--kubeconfig={self.kubeconfig}",
                 f"--authentication-kubeconfig={self.kubeconfig}",
                 f"--authorization-kubeconfig={self.kubeconfig}",
