@@ -19,7 +19,7 @@ import base64
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from clusterclass.api.objects import Obj, name_of
+from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.errors import ClusterClassError
 from clusterclass.runtimesdk import catalog
 from clusterclass.runtimesdk.client import RegisteredHandler, Registry, RuntimeClient
@@ -79,7 +79,7 @@ class PlanExtensions:
         try:
             return self._loop.run_until_complete(self.client.discover(config))
         except ClusterClassError as err:
-            service = (config.get("spec") or {}).get("clientConfig", {}).get("service")
+            service = dig(config, "spec", "clientConfig", "service")
             hint = " (a Service is reachable only inside its cluster: give --extension-url)" if service else ""
             what = "--extension-url" if name_of(config) == URL_EXTENSION else f"ExtensionConfig {name_of(config)}"
             raise ExtensionsUnavailable(f"{what}: cannot discover its handlers: {err}{hint}") from err
