@@ -1,0 +1,7 @@
+"""Conversions of the kubeadm kinds (placeholder: filled in by its own change)."""
+
+from __future__ import annotations
+
+from clusterclass.api.conversion.engine import KindConversion
+
+CONVERSIONS: tuple[KindConversion, ...] = ()
