@@ -67,20 +67,24 @@ def convert(obj: Obj, api_version: str, *, api_versions: ApiVersions) -> Obj:
     if group != from_group:
         raise ConversionError(f"cannot convert {kind} from group {from_group!r} to group {group!r}")
     if version == from_version:
-        return json_copy(obj)
+        copied: Obj = json_copy(obj)
+        return copied
     conversion = conversion_for(group, kind)
     if conversion is None:
         raise ConversionError(f"no conversion for {kind}.{group}")
     for wanted in (from_version, version):
         if wanted not in conversion.versions:
             raise ConversionError(
-                f"{kind}.{group} has no version {wanted!r} (it has {', '.join(conversion.versions)})", field="apiVersion"
+                f"{kind}.{group} has no version {wanted!r} (it has {', '.join(conversion.versions)})",
+                field="apiVersion",
             )
     ctx = Context(namespace_of(obj), api_versions)
     hub_api_version = f"{group}/{conversion.hub}"
     hub = obj if from_version == conversion.hub else conversion.spokes[from_version].to_hub(obj, hub_api_version, ctx)
     if version == conversion.hub:
-        return hub if hub is not obj else json_copy(obj)
+        if hub is obj:
+            hub = json_copy(obj)
+        return hub
     return conversion.spokes[version].to_spoke(hub, api_version, ctx)
 
 

@@ -4,37 +4,60 @@ Each kind's steps are in spoke → hub order; reversing them is the way down. Th
 (and are written once here): the v1beta1 conditions move to ``status.deprecated.v1beta1`` while the v1beta2
 ones move up from ``status.v1beta2``; machine deletion timeouts become ``deletion.*Seconds``; a
 ``machineHealthCheck`` becomes ``healthCheck.{checks, remediation}``; references to provider objects lose their
-apiVersion (:data:`~clusterclass.api.conversion.transforms.CONTRACT_REF`).
+apiVersion (:data:`~clusterclass.api.conversion.transforms.CONTRACT_REF`); a MachineSpec is the same in a Machine
+and in every machine template (:func:`machine_spec`).
+
+Kinds: Cluster, ClusterClass, MachineDeployment, MachineSet, MachinePool, Machine, MachineHealthCheck. The
+booleans upstream restores by matching list items by key rather than by index (ClusterClass patches, variables
+and their schemas) are :class:`~clusterclass.api.conversion.engine.Custom` steps (:func:`keyed_intent`,
+:func:`schema_intent`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 from clusterclass.api.conversion.engine import (
+    MISSING,
+    SAME,
     Context,
+    Custom,
     FieldStep,
     KindConversion,
+    Path,
     SpokeConversion,
     Step,
     Transform,
     drop,
     empty,
+    get_at,
+    hub_only,
     move,
+    pop_at,
+    set_at,
     under,
 )
 from clusterclass.api.conversion.engine import Intent as intent
 from clusterclass.api.conversion.transforms import (
     CONTRACT_REF,
     DURATION_SECONDS,
+    NODE_REF,
     TEMPLATE_REF,
 )
+from clusterclass.api.objects import Obj
 
 GROUP: Final = "cluster.x-k8s.io"
 HUB: Final = "v1beta2"
 
 
 # --- shared structs ---------------------------------------------------------------------------
+
+
+def _at(prefix: str, name: str) -> str:
+    """``name`` inside the struct at ``prefix`` (``""``: the struct the steps are placed under itself)."""
+    return f"{prefix}.{name}" if prefix else name
 
 
 def deletion_timeouts() -> list[FieldStep]:
@@ -46,53 +69,275 @@ def deletion_timeouts() -> list[FieldStep]:
     ]
 
 
+def health_check_fields(spoke: str, hub: str) -> list[FieldStep]:
+    """The fields of a v1beta1 health check at ``spoke`` → ``checks`` and ``remediation`` at ``hub``.
+
+    The same struct is a class's or topology's ``machineHealthCheck`` (→ ``healthCheck``) and a
+    MachineHealthCheck's ``spec`` itself (both prefixes ``""``); the remediation template keeps no namespace
+    (it is always the object's own, which :data:`TEMPLATE_REF` puts back going down, as upstream does).
+    """
+    checks, remediation = _at(hub, "checks"), _at(hub, "remediation")
+    return [
+        move(_at(spoke, "unhealthyConditions"), f"{checks}.unhealthyNodeConditions"),
+        move(
+            f"{checks}.unhealthyNodeConditions[].timeout",
+            f"{checks}.unhealthyNodeConditions[].timeoutSeconds",
+            DURATION_SECONDS,
+        ),
+        move(_at(spoke, "unhealthyMachineConditions"), f"{checks}.unhealthyMachineConditions"),
+        move(
+            f"{checks}.unhealthyMachineConditions[].timeout",
+            f"{checks}.unhealthyMachineConditions[].timeoutSeconds",
+            DURATION_SECONDS,
+        ),
+        move(_at(spoke, "nodeStartupTimeout"), f"{checks}.nodeStartupTimeoutSeconds", DURATION_SECONDS),
+        move(_at(spoke, "maxUnhealthy"), f"{remediation}.triggerIf.unhealthyLessThanOrEqualTo"),
+        move(_at(spoke, "unhealthyRange"), f"{remediation}.triggerIf.unhealthyInRange"),
+        move(_at(spoke, "remediationTemplate"), f"{remediation}.templateRef", TEMPLATE_REF),
+    ]
+
+
 def health_check(*, topology: bool) -> list[FieldStep]:
     """A ``machineHealthCheck`` (class or topology) → ``healthCheck``; a topology's also has ``enable``."""
     steps: list[FieldStep] = []
     if topology:
         steps.append(move("machineHealthCheck.enable", "healthCheck.enabled"))
-    steps += [
-        move("machineHealthCheck.unhealthyConditions", "healthCheck.checks.unhealthyNodeConditions"),
-        move(
-            "healthCheck.checks.unhealthyNodeConditions[].timeout",
-            "healthCheck.checks.unhealthyNodeConditions[].timeoutSeconds",
-            DURATION_SECONDS,
-        ),
-        move("machineHealthCheck.unhealthyMachineConditions", "healthCheck.checks.unhealthyMachineConditions"),
-        move(
-            "healthCheck.checks.unhealthyMachineConditions[].timeout",
-            "healthCheck.checks.unhealthyMachineConditions[].timeoutSeconds",
-            DURATION_SECONDS,
-        ),
-        move("machineHealthCheck.nodeStartupTimeout", "healthCheck.checks.nodeStartupTimeoutSeconds", DURATION_SECONDS),
-        move("machineHealthCheck.maxUnhealthy", "healthCheck.remediation.triggerIf.unhealthyLessThanOrEqualTo"),
-        move("machineHealthCheck.unhealthyRange", "healthCheck.remediation.triggerIf.unhealthyInRange"),
-        move("machineHealthCheck.remediationTemplate", "healthCheck.remediation.templateRef", TEMPLATE_REF),
-        empty("machineHealthCheck", "healthCheck"),
-    ]
+    steps += health_check_fields("machineHealthCheck", "healthCheck")
+    steps.append(empty("machineHealthCheck", "healthCheck"))
     return steps
 
 
-def rollout_strategy() -> list[FieldStep]:
-    """A MachineDeployment class or topology ``strategy`` → ``rollout.strategy``, ``deletion.order`` and
-    ``healthCheck.remediation.maxInFlight``."""
+def rollout_strategy(*, max_in_flight: str = "healthCheck.remediation.maxInFlight") -> list[FieldStep]:
+    """A MachineDeployment's (class's, topology's) ``strategy`` → ``rollout.strategy``, ``deletion.order`` and
+    ``max_in_flight`` (a class or topology keeps it in its ``healthCheck``, a MachineDeployment in its
+    ``remediation``)."""
     return [
         move("strategy.type", "rollout.strategy.type"),
         move("strategy.rollingUpdate.maxUnavailable", "rollout.strategy.rollingUpdate.maxUnavailable"),
         move("strategy.rollingUpdate.maxSurge", "rollout.strategy.rollingUpdate.maxSurge"),
         move("strategy.rollingUpdate.deletePolicy", "deletion.order"),
-        move("strategy.remediation.maxInFlight", "healthCheck.remediation.maxInFlight"),
+        move("strategy.remediation.maxInFlight", max_in_flight),
         empty("strategy", "rollout"),
     ]
 
 
-def legacy_conditions(*, extra: tuple[str, ...] = ()) -> list[FieldStep]:
+def legacy_conditions(*, extra: tuple[str, ...] = (), promoted: tuple[str, ...] = ()) -> list[FieldStep]:
     """v1beta1's ``status.conditions`` (and ``extra`` legacy fields) → ``status.deprecated.v1beta1``; then
-    ``status.v1beta2.conditions`` → ``status.conditions``. The order matters: the legacy ones leave first."""
+    ``status.v1beta2.conditions`` (and ``promoted`` fields) → ``status.*``. The order matters: the legacy ones
+    leave first, so a replica counter whose meaning changed (``readyReplicas``) is never taken for the new one."""
     steps: list[FieldStep] = [move("status.conditions", "status.deprecated.v1beta1.conditions")]
     steps += [move(f"status.{name}", f"status.deprecated.v1beta1.{name}") for name in extra]
     steps.append(move("status.v1beta2.conditions", "status.conditions"))
+    steps += [move(f"status.v1beta2.{name}", f"status.{name}") for name in promoted]
     return steps
+
+
+def renamed(spoke: str, hub: str, transform: Transform = SAME) -> list[FieldStep]:
+    """A struct renamed as a whole (``namingStrategy`` → ``naming``); an empty one is left out on the way up.
+
+    A Go client writes v1beta1's value structs even when empty (``metadata: {}``); the hub's are ``omitzero``
+    and its schema says ``minProperties: 1``, so upstream's typed round trip drops them.
+    """
+    return [empty(spoke, hub), move(spoke, hub, transform)]
+
+
+def omit_empty(*paths: str) -> list[FieldStep]:
+    """Structs at the same path in both versions that are left out when empty (see :func:`renamed`). Placed
+    last in a table: going up they are checked after every move out of them."""
+    return [empty(path, path) for path in paths]
+
+
+def machine_spec() -> list[FieldStep]:
+    """A MachineSpec (a Machine's ``spec``, and every machine template's): provider references lose their
+    apiVersion (it comes back from the contract going down), deletion timeouts become seconds."""
+    return [
+        move("bootstrap.configRef", "bootstrap.configRef", CONTRACT_REF),
+        move("infrastructureRef", "infrastructureRef", CONTRACT_REF),
+        *deletion_timeouts(),
+    ]
+
+
+def class_templates() -> list[FieldStep]:
+    """A MachineDeployment or MachinePool class's ``template.{metadata, bootstrap, infrastructure}`` → its own
+    ``metadata``, ``bootstrap.templateRef`` and ``infrastructure.templateRef``."""
+    return [
+        *renamed("template.metadata", "metadata"),
+        move("template.bootstrap.ref", "bootstrap.templateRef", TEMPLATE_REF),
+        move("template.infrastructure.ref", "infrastructure.templateRef", TEMPLATE_REF),
+    ]
+
+
+def _machine_node_ref_up(value: Any, ctx: Context, path: str) -> Any:
+    ref = NODE_REF.to_hub(value, ctx, path)
+    return MISSING if isinstance(ref, dict) and not ref.get("name") else ref
+
+
+def _machine_node_ref_down(value: Any, ctx: Context, path: str) -> Any:
+    if isinstance(value, dict) and not value.get("name"):
+        return MISSING
+    return NODE_REF.to_spoke(value, ctx, path)
+
+
+#: A Machine's ``status.nodeRef``: :data:`NODE_REF`, where a reference without a name is the zero
+#: ``MachineNodeReference`` (``omitzero``) both ways, as upstream converts only a named (``IsDefined``) one.
+MACHINE_NODE_REF: Final = Transform(_machine_node_ref_up, _machine_node_ref_down)
+
+
+# --- bool intent matched by key ---------------------------------------------------------------
+#
+# Upstream's hub-spoke converters restore a ``false`` that became ``*bool`` (``Convert_bool_To_Pointer_bool``)
+# from the conversion-data annotation, finding the restored list item by a key rather than by position:
+# patches by ``name``, variables by ``name``, status definitions by ``from``, schema properties by name. A
+# v1beta1 client may reorder such a list between the down- and the up-conversion; the engine's ``Intent``
+# matches by index, so these rules are ``Custom`` steps over a path that names each list's key:
+# ``spec.patches[name].definitions[].selector.matchResources.controlPlane`` (``[]``: the item at the same
+# index, when both lists have the same length).
+
+
+@dataclass(frozen=True)
+class _ListMatch:
+    #: the list's path from the enclosing item (from the object for the first)
+    path: Path
+    #: the field naming an item, or None for the item at the same index of a list of the same length
+    key: str | None
+
+
+def _parse_keyed(text: str) -> tuple[tuple[_ListMatch, ...], Path]:
+    """``a.b[name].c[].d`` → the lists (``a.b`` by ``name``, ``c`` by position) and the tail (``d``)."""
+    lists: list[_ListMatch] = []
+    current: list[str] = []
+    for part in text.split("."):
+        name, bracket, rest = part.partition("[")
+        current.append(name)
+        if bracket:
+            lists.append(_ListMatch(tuple(current), rest.removesuffix("]") or None))
+            current = []
+    return tuple(lists), tuple(current)
+
+
+def _counterpart(item: Any, index: int, items: list[Any], theirs: list[Any], key: str | None) -> Any:
+    if key is None:
+        return theirs[index] if len(theirs) == len(items) else MISSING
+    if not isinstance(item, dict) or key not in item:
+        return MISSING
+    return next((other for other in theirs if isinstance(other, dict) and other.get(key) == item[key]), MISSING)
+
+
+def _counterparts(item: Any, restored: Any, lists: tuple[_ListMatch, ...]) -> Iterator[tuple[Obj, Any]]:
+    """Every item the last of ``lists`` reaches in ``item``, each with its restored counterpart (or MISSING)."""
+    if not lists:
+        if isinstance(item, dict):
+            yield item, restored
+        return
+    match, rest = lists[0], lists[1:]
+    items = get_at(item, match.path)
+    if not isinstance(items, list):
+        return
+    theirs = get_at(restored, match.path)
+    theirs_list = theirs if isinstance(theirs, list) else []
+    for index, child in enumerate(items):
+        yield from _counterparts(child, _counterpart(child, index, items, theirs_list, match.key), rest)
+
+
+def _delete(holder: Obj, path: Path) -> None:
+    """Remove the field at ``path`` (the maps on the way are kept: ``matchResources`` is required in v1beta1)."""
+    parent = get_at(holder, path[:-1])
+    if isinstance(parent, dict):
+        parent.pop(path[-1], None)
+
+
+def _restore_false(holder: Obj, restored: Any, path: Path) -> None:
+    """``Convert_bool_To_Pointer_bool``: ``true`` stays; ``false`` (or absent) becomes unset, unless the
+    restored hub data has an explicit ``false`` there."""
+    value = get_at(holder, path)
+    if value is not MISSING and value is not None and value is not False:
+        return
+    _delete(holder, path)
+    if get_at(restored, path) is False:
+        set_at(holder, path, False)
+
+
+def _drop_false(holder: Obj, path: Path) -> None:
+    """``*false`` → ``false``, which v1beta1's ``omitempty`` leaves out."""
+    if get_at(holder, path) is False:
+        _delete(holder, path)
+
+
+def keyed_intent(path: str) -> Custom:
+    """A boolean that became a pointer in the hub, in list items matched by key (see the section comment)."""
+    lists, tail = _parse_keyed(path)
+
+    def to_hub(obj: Obj, ctx: Context) -> None:
+        for item, restored in _counterparts(obj, ctx.restored if ctx.restored is not None else MISSING, lists):
+            _restore_false(item, restored, tail)
+
+    def to_spoke(obj: Obj, _ctx: Context) -> None:
+        for item, _ in _counterparts(obj, MISSING, lists):
+            _drop_false(item, tail)
+
+    return Custom(to_hub, to_spoke)
+
+
+#: The JSONSchemaProps booleans v1beta2 made pointers (upstream's ``restoreBoolIntentJSONSchemaProps``).
+SCHEMA_BOOLEANS: Final = (
+    "uniqueItems",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string",
+)
+_SCHEMA_ONE: Final = ("additionalProperties", "items", "not")
+_SCHEMA_MANY: Final = ("allOf", "oneOf", "anyOf")
+
+
+def _schema_children(schema: Obj, restored: Any) -> Iterator[tuple[Any, Any]]:
+    """Each nested schema with its restored counterpart: properties by name, ``allOf``/``oneOf``/``anyOf`` by
+    position (as upstream: the restored item at the same index), the others as they are."""
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            yield prop, get_at(restored, ("properties", name))
+    for name in _SCHEMA_ONE:
+        if name in schema:
+            yield schema[name], get_at(restored, (name,))
+    for name in _SCHEMA_MANY:
+        subs = schema.get(name)
+        if isinstance(subs, list):
+            for index, sub in enumerate(subs):
+                yield sub, get_at(restored, (name, index))
+
+
+def _schema_intent_up(schema: Any, restored: Any) -> None:
+    if not isinstance(schema, dict):
+        return
+    for name in SCHEMA_BOOLEANS:
+        _restore_false(schema, restored, (name,))
+    for child, restored_child in _schema_children(schema, restored):
+        _schema_intent_up(child, restored_child)
+
+
+def _schema_intent_down(schema: Any) -> None:
+    if not isinstance(schema, dict):
+        return
+    for name in SCHEMA_BOOLEANS:
+        _drop_false(schema, (name,))
+    for child, _ in _schema_children(schema, MISSING):
+        _schema_intent_down(child)
+
+
+def schema_intent(path: str) -> Custom:
+    """The :data:`SCHEMA_BOOLEANS` of a variable's schema, recursively, with the variable matched by key."""
+    lists, tail = _parse_keyed(path)
+
+    def to_hub(obj: Obj, ctx: Context) -> None:
+        for item, restored in _counterparts(obj, ctx.restored if ctx.restored is not None else MISSING, lists):
+            _schema_intent_up(get_at(item, tail), get_at(restored, tail))
+
+    def to_spoke(obj: Obj, _ctx: Context) -> None:
+        for item, _ in _counterparts(obj, MISSING, lists):
+            _schema_intent_down(get_at(item, tail))
+
+    return Custom(to_hub, to_spoke)
 
 
 def _failure_domains_up(value: Any, _ctx: Context, _path: str) -> Any:
@@ -170,4 +415,208 @@ def _cluster_steps() -> tuple[Step, ...]:
 
 CLUSTER: Final = KindConversion(GROUP, "Cluster", HUB, {"v1beta1": SpokeConversion("v1beta1", _cluster_steps())})
 
-CONVERSIONS: tuple[KindConversion, ...] = (CLUSTER,)
+
+# --- ClusterClass -----------------------------------------------------------------------------
+
+
+def _cluster_class_steps() -> tuple[Step, ...]:
+    """Template references keep their apiVersion (:data:`TEMPLATE_REF`; the namespace is the ClusterClass's);
+    a worker class's ``template`` is spread over its own fields; naming strategies become ``naming``."""
+    steps: list[Step] = [
+        move("spec.infrastructure.ref", "spec.infrastructure.templateRef", TEMPLATE_REF),
+        *renamed("spec.infrastructureNamingStrategy", "spec.infrastructure.naming"),
+        *under(
+            "spec.controlPlane",
+            [
+                move("ref", "templateRef", TEMPLATE_REF),
+                move("machineInfrastructure.ref", "machineInfrastructure.templateRef", TEMPLATE_REF),
+                *renamed("namingStrategy", "naming"),
+                *deletion_timeouts(),
+                *health_check(topology=False),
+                *omit_empty("metadata"),
+            ],
+        ),
+        *under(
+            "spec.workers.machineDeployments[]",
+            [
+                *class_templates(),
+                *renamed("namingStrategy", "naming"),
+                *rollout_strategy(),
+                *deletion_timeouts(),
+                *health_check(topology=False),
+            ],
+        ),
+        *under(
+            "spec.workers.machinePools[]",
+            [*class_templates(), *renamed("namingStrategy", "naming"), *deletion_timeouts()],
+        ),
+        *renamed("spec.variables[].metadata", "spec.variables[].deprecatedV1Beta1Metadata"),
+        schema_intent("spec.variables[name].schema.openAPIV3Schema"),
+        move("spec.patches[].external.generateExtension", "spec.patches[].external.generatePatchesExtension"),
+        move("spec.patches[].external.validateExtension", "spec.patches[].external.validateTopologyExtension"),
+        keyed_intent("spec.patches[name].definitions[].selector.matchResources.controlPlane"),
+        keyed_intent("spec.patches[name].definitions[].selector.matchResources.infrastructureCluster"),
+        *legacy_conditions(),
+        keyed_intent("status.variables[name].definitionsConflict"),
+        *renamed(
+            "status.variables[].definitions[].metadata", "status.variables[].definitions[].deprecatedV1Beta1Metadata"
+        ),
+        schema_intent("status.variables[name].definitions[from].schema.openAPIV3Schema"),
+        *omit_empty("spec.workers", "status"),
+    ]
+    return tuple(steps)
+
+
+CLUSTER_CLASS: Final = KindConversion(
+    GROUP, "ClusterClass", HUB, {"v1beta1": SpokeConversion("v1beta1", _cluster_class_steps())}
+)
+
+
+# --- MachineDeployment, MachineSet, MachinePool -----------------------------------------------
+
+#: The replica counters v1beta2 redefined: v1beta1's move to ``status.deprecated.v1beta1``, the new ones up
+#: from ``status.v1beta2``.
+NEW_REPLICA_COUNTERS: Final = ("readyReplicas", "availableReplicas", "upToDateReplicas")
+
+
+def _machine_deployment_steps() -> tuple[Step, ...]:
+    """``minReadySeconds`` joins the machine template; ``strategy`` and ``rolloutAfter`` become ``rollout``,
+    ``deletion.order`` and ``remediation``. ``revisionHistoryLimit`` and ``progressDeadlineSeconds`` have no
+    place in v1beta2 and are dropped, as upstream drops them (they were never used)."""
+    steps: list[Step] = [
+        intent("spec.paused"),
+        move("spec.minReadySeconds", "spec.template.spec.minReadySeconds"),
+        drop("spec.revisionHistoryLimit"),
+        drop("spec.progressDeadlineSeconds"),
+        move("spec.rolloutAfter", "spec.rollout.after"),
+        *under("spec", rollout_strategy(max_in_flight="remediation.maxInFlight")),
+        *renamed("spec.machineNamingStrategy", "spec.machineNaming"),
+        *under("spec.template.spec", machine_spec()),
+        *legacy_conditions(
+            extra=("readyReplicas", "availableReplicas", "updatedReplicas", "unavailableReplicas"),
+            promoted=NEW_REPLICA_COUNTERS,
+        ),
+        *omit_empty("spec.template.metadata", "status"),
+    ]
+    return tuple(steps)
+
+
+def _machine_set_steps() -> tuple[Step, ...]:
+    """``minReadySeconds`` (an ``int32``) joins the machine template as a pointer, where 0 is unset: upstream
+    keeps no conversion data for a MachineSet, so there is no intent to restore. ``deletePolicy`` becomes
+    ``deletion.order``."""
+    steps: list[Step] = [
+        move("spec.minReadySeconds", "spec.template.spec.minReadySeconds", zero_intent=True),
+        move("spec.deletePolicy", "spec.deletion.order"),
+        *renamed("spec.machineNamingStrategy", "spec.machineNaming"),
+        *under("spec.template.spec", machine_spec()),
+        *legacy_conditions(
+            extra=("readyReplicas", "availableReplicas", "fullyLabeledReplicas", "failureReason", "failureMessage"),
+            promoted=NEW_REPLICA_COUNTERS,
+        ),
+        *omit_empty("spec.template.metadata", "status"),
+    ]
+    return tuple(steps)
+
+
+def _initialization(*, bootstrap: str, infrastructure: str) -> list[FieldStep]:
+    """A Machine's or MachinePool's readiness booleans → ``status.initialization`` pointers (zero intent)."""
+    return [
+        move(bootstrap, "status.initialization.bootstrapDataSecretCreated", zero_intent=True),
+        move(infrastructure, "status.initialization.infrastructureProvisioned", zero_intent=True),
+    ]
+
+
+def _machine_pool_steps() -> tuple[Step, ...]:
+    """As a MachineDeployment's template; ``status.nodeRefs`` stays a list of ``ObjectReference`` in v1beta2."""
+    steps: list[Step] = [
+        move("spec.minReadySeconds", "spec.template.spec.minReadySeconds"),
+        *under("spec.template.spec", machine_spec()),
+        *legacy_conditions(
+            extra=("readyReplicas", "availableReplicas", "unavailableReplicas", "failureReason", "failureMessage"),
+            promoted=NEW_REPLICA_COUNTERS,
+        ),
+        *_initialization(bootstrap="status.bootstrapReady", infrastructure="status.infrastructureReady"),
+        *omit_empty("spec.template.metadata", "status"),
+    ]
+    return tuple(steps)
+
+
+# --- Machine ----------------------------------------------------------------------------------
+
+
+def _phase_to_hub(obj: Obj, ctx: Context) -> None:
+    """With conversion data, the hub's phase comes back as it was (upstream: only the Machine controller
+    writes it, so a v1beta1 client's phase is not kept)."""
+    if ctx.restored is None:
+        return
+    phase = get_at(ctx.restored, ("status", "phase"))
+    if phase is MISSING:
+        pop_at(obj, ("status", "phase"))
+    else:
+        set_at(obj, ("status", "phase"), phase)
+
+
+def _phase_to_spoke(obj: Obj, _ctx: Context) -> None:
+    """v1beta1 has no ``Updating`` phase: such a Machine is ``Running`` there."""
+    if get_at(obj, ("status", "phase")) == "Updating":
+        set_at(obj, ("status", "phase"), "Running")
+
+
+#: A Machine's ``status.phase``: ``Updating`` → ``Running`` going down, the restored phase going up.
+MACHINE_PHASE: Final = Custom(_phase_to_hub, _phase_to_spoke)
+
+
+def _machine_steps() -> tuple[Step, ...]:
+    """v1beta2's ``spec.minReadySeconds`` and ``status.failureDomain`` have no v1beta1 field: the conversion
+    data keeps them (upstream did not backport ``minReadySeconds``, which would show up twice in the
+    MachineSet and MachineDeployment templates)."""
+    steps: list[Step] = [
+        *under("spec", machine_spec()),
+        hub_only("spec.minReadySeconds"),
+        *legacy_conditions(extra=("failureReason", "failureMessage")),
+        *_initialization(bootstrap="status.bootstrapReady", infrastructure="status.infrastructureReady"),
+        move("status.nodeRef", "status.nodeRef", MACHINE_NODE_REF),
+        hub_only("status.failureDomain"),
+        MACHINE_PHASE,
+        *omit_empty("status"),
+    ]
+    return tuple(steps)
+
+
+# --- MachineHealthCheck -----------------------------------------------------------------------
+
+
+def _machine_health_check_steps() -> tuple[Step, ...]:
+    """The class health check's fields, at the top of ``spec``; the status counters became pointers."""
+    steps: list[Step] = [
+        *under("spec", health_check_fields("", "")),
+        *legacy_conditions(),
+        intent("status.expectedMachines"),
+        intent("status.currentHealthy"),
+        intent("status.remediationsAllowed"),
+        *omit_empty("status"),
+    ]
+    return tuple(steps)
+
+
+def _kind(kind: str, steps: tuple[Step, ...], *, keeps_data: bool = True) -> KindConversion:
+    return KindConversion(GROUP, kind, HUB, {"v1beta1": SpokeConversion("v1beta1", steps, keeps_data)})
+
+
+MACHINE_DEPLOYMENT: Final = _kind("MachineDeployment", _machine_deployment_steps())
+#: upstream's MachineSet converter keeps no conversion-data annotation
+MACHINE_SET: Final = _kind("MachineSet", _machine_set_steps(), keeps_data=False)
+MACHINE_POOL: Final = _kind("MachinePool", _machine_pool_steps())
+MACHINE: Final = _kind("Machine", _machine_steps())
+MACHINE_HEALTH_CHECK: Final = _kind("MachineHealthCheck", _machine_health_check_steps())
+
+CONVERSIONS: tuple[KindConversion, ...] = (
+    CLUSTER,
+    CLUSTER_CLASS,
+    MACHINE_DEPLOYMENT,
+    MACHINE_SET,
+    MACHINE_POOL,
+    MACHINE,
+    MACHINE_HEALTH_CHECK,
+)

@@ -22,6 +22,7 @@ end (unknown provider fields are kept), and no Python library converts between K
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -185,7 +186,7 @@ def get_at(obj: Any, path: Sequence[str | int]) -> Any:
 def set_at(obj: Obj, path: Sequence[str | int], value: Any) -> None:
     """Set ``value`` at a concrete path, creating the maps on the way (list items must exist)."""
     current: Any = obj
-    for step, following in zip(path[:-1], path[1:], strict=True):
+    for step, following in itertools.pairwise(path):
         if isinstance(step, int):
             current = current[step]
             continue
@@ -236,6 +237,10 @@ class Step(Protocol):
     def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]: ...
 
     def path_to_spoke(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]: ...
+
+    def placed(self, base: Path) -> Step:
+        """The same step for the struct it describes placed at ``base`` (see :func:`under`)."""
+        ...
 
 
 def _is_zero(value: Any) -> bool:
@@ -293,11 +298,14 @@ class Move:
 
     def _restore_zero_where_absent(self, obj: Obj, ctx: Context) -> None:
         """A zero the spoke could not hold at all (its ``omitempty`` dropped it) comes back from the hub data."""
-        for dst in _matches(ctx.restored, self.hub):
-            restored = get_at(ctx.restored, dst)
+        hub_data = ctx.restored
+        if hub_data is None:
+            return
+        for dst in _matches(hub_data, self.hub):
+            restored = get_at(hub_data, dst)
             if not _is_zero(restored) or restored is None or get_at(obj, dst) is not MISSING:
                 continue
-            if _same_list_shapes(obj, ctx.restored, dst):
+            if _same_list_shapes(obj, hub_data, dst):
                 set_at(obj, dst, json_copy(restored))
 
     def to_spoke(self, obj: Obj, ctx: Context) -> None:
@@ -315,6 +323,9 @@ class Move:
 
     def path_to_spoke(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
         return _rebase(path, self.hub, self.spoke) or path
+
+    def placed(self, base: Path) -> Move:
+        return Move((*base, *self.spoke), (*base, *self.hub), self.transform, self.zero_intent)
 
 
 def _same_list_shapes(obj: Obj, restored: Obj, path: tuple[str | int, ...]) -> bool:
@@ -339,7 +350,7 @@ def _same_list_shapes(obj: Obj, restored: Obj, path: tuple[str | int, ...]) -> b
     return current is MISSING or isinstance(current, dict)
 
 
-def Intent(path: str) -> Move:  # noqa: N802 - reads as a declaration in the step tables
+def Intent(path: str) -> Move:
     """A boolean (or number) that became a pointer in the hub, at the same path in both versions."""
     parsed = parse_path(path)
     return Move(parsed, parsed, zero_intent=True)
@@ -350,6 +361,9 @@ class Drop:
     """A spoke-only field the hub has no place for: dropped on the way up, as upstream does."""
 
     spoke: Path
+
+    def placed(self, base: Path) -> Drop:
+        return Drop((*base, *self.spoke))
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
         for src in list(_matches(obj, self.spoke)):
@@ -371,6 +385,9 @@ class HubOnly:
     it) and restored from that annotation on the way back."""
 
     hub: Path
+
+    def placed(self, base: Path) -> HubOnly:
+        return HubOnly((*base, *self.hub))
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
         if ctx.restored is None:
@@ -399,6 +416,9 @@ class Empty:
     spoke: Path
     hub: Path
 
+    def placed(self, base: Path) -> Empty:
+        return Empty((*base, *self.spoke), (*base, *self.hub))
+
     def to_hub(self, obj: Obj, ctx: Context) -> None:
         _drop_empty(obj, self.spoke)
 
@@ -424,6 +444,9 @@ class Custom:
 
     hub_fn: Callable[[Obj, Context], None]
     spoke_fn: Callable[[Obj, Context], None]
+
+    def placed(self, base: Path) -> Custom:
+        raise ValueError("a Custom step works on the whole object and cannot be placed under a struct")
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
         self.hub_fn(obj, ctx)
@@ -458,20 +481,10 @@ def empty(spoke: str, hub: str) -> Empty:
 FieldStep = Move | Drop | HubOnly | Empty
 
 
-def under(prefix: str, steps: Sequence[FieldStep]) -> list[FieldStep]:
+def under(prefix: str, steps: Sequence[Step]) -> list[Step]:
     """``steps`` written relative to a struct, placed under ``prefix`` (the same struct appears in many kinds)."""
     base = parse_path(prefix)
-    placed: list[FieldStep] = []
-    for step in steps:
-        if isinstance(step, Move):
-            placed.append(Move((*base, *step.spoke), (*base, *step.hub), step.transform, step.zero_intent))
-        elif isinstance(step, Drop):
-            placed.append(Drop((*base, *step.spoke)))
-        elif isinstance(step, HubOnly):
-            placed.append(HubOnly((*base, *step.hub)))
-        else:
-            placed.append(Empty((*base, *step.spoke), (*base, *step.hub)))
-    return placed
+    return [step.placed(base) for step in steps]
 
 
 # --- a kind's conversion ----------------------------------------------------------------------

@@ -8,7 +8,9 @@
 - :data:`TEMPLATE_REF` — an ``ObjectReference`` ↔ ``{apiVersion, kind, name}`` (ClusterClass template and MHC
   remediation template references: the namespace is always the object's own);
 - :data:`NODE_REF` — a Node ``ObjectReference`` ↔ ``{name}``;
-- :func:`keyed_list` — a map ↔ a list of ``{name, value}`` sorted by name (kubeadm ``extraArgs``; failure domains).
+- :func:`keyed_list` — a map ↔ a list of ``{name, value}`` sorted by name (kubeadm ``extraArgs``; failure domains);
+- :data:`OMIT_ZERO` / :func:`omit_zero` — a field one version writes as its zero and the other leaves out
+  (a ``*string`` that became an ``omitempty`` string, a value Go always wrote): the zero is left out both ways.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Final
 
 from goduration import Duration, DurationParseError
 
-from clusterclass.api.conversion.engine import MISSING, Context, ConversionError, Transform
+from clusterclass.api.conversion.engine import MISSING, Context, ConversionError, Move, Transform, move
 from clusterclass.api.durations import go_duration
 from clusterclass.api.objects import split_api_version
 
@@ -185,3 +187,20 @@ def renamed_values(mapping: dict[str, str]) -> Transform:
         return reverse.get(value, value) if isinstance(value, str) else value
 
     return Transform(up, down)
+
+
+def _omit_zero(value: Any, _ctx: Context, _path: str) -> Any:
+    """Go's ``omitempty``: a zero value (null, ``false``, ``0``, ``""``, an empty list or map) is not written."""
+    if value is None or value is False or value in ("", [], {}):
+        return MISSING
+    if isinstance(value, int | float) and value == 0:
+        return MISSING
+    return value
+
+
+OMIT_ZERO: Final = Transform(_omit_zero, _omit_zero)
+
+
+def omit_zero(path: str) -> Move:
+    """The field at ``path`` (the same in both versions) through :data:`OMIT_ZERO`."""
+    return move(path, path, OMIT_ZERO)
