@@ -8,7 +8,7 @@ must pass the target version's CRD schema.
 
 The v1beta2 templates are upstream's ``test/infrastructure/docker/templates/clusterclass-quick-start.yaml``
 ones written as Docker kinds (upstream's quick start now uses the Dev* kinds, whose ``backend.docker`` is a
-DockerClusterSpec/DockerMachineSpec); the v1beta1 ones are those of ``clusterclass/examples/quick-start.yaml``.
+DockerClusterSpec/DockerMachineSpec); the v1beta1 ones are those of ``clusterclass/examples/quick-start-v1beta1.yaml``.
 """
 
 from __future__ import annotations
@@ -341,6 +341,7 @@ CASES = [
             metadata: {name: demo-7xk2p, namespace: default}
             spec:
               loadBalancer: {}
+            status: {}  # Go writes the (omitempty, not omitzero) value struct; initialization is omitzero
         """),
         lost_on_the_way_back=("spec.controlPlaneEndpoint", "status.ready"),
     ),

@@ -112,7 +112,7 @@ def changed(obj: dict[str, Any], *, drop: tuple[str, ...] = (), put: dict[str, A
 
 def quick_start(kind: str, name: str) -> dict[str, Any]:
     """A template of the project's v1beta1 quick-start example."""
-    with (REPO / "clusterclass" / "examples" / "quick-start.yaml").open() as f:
+    with (REPO / "clusterclass" / "examples" / "quick-start-v1beta1.yaml").open() as f:
         for doc in yaml.safe_load_all(f):
             if doc and doc["kind"] == kind and doc["metadata"]["name"] == name:
                 return dict(doc)
@@ -583,6 +583,8 @@ KCP_WITH_HUB_ONLY_FIELDS_V1BETA1: dict[str, Any] = {
             },
             "files": [{"path": "/etc/a", "content": "a"}],
             "format": "ignition",
+            # upstream converts the non-zero hub struct ({strict: false}) to a non-nil pointer; strict is omitempty
+            "ignition": {"containerLinuxConfig": {}},
         },
         "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0}},
         "remediationStrategy": {"maxRetry": 3},
@@ -1037,6 +1039,19 @@ DOWN_RULES = [
             "status": {"readyReplicas": 1, "ready": True, "v1beta2": {"readyReplicas": 3}},
         },
         id="KCP: ready from the v1beta1 ready replicas, the required kubeadmConfigSpec written",
+    ),
+    pytest.param(
+        kubeadm_config(
+            "v1beta2",
+            {
+                "initConfiguration": {
+                    "timeouts": {"controlPlaneComponentHealthCheckSeconds": 100, "kubeletHealthCheckSeconds": 5}
+                },
+                "joinConfiguration": {"timeouts": {"controlPlaneComponentHealthCheckSeconds": 100}},
+            },
+        ),
+        kubeadm_config("v1beta1", {"clusterConfiguration": {"apiServer": {"timeoutForControlPlane": "1m40s"}}}),
+        id="an init or join configuration the timeouts leave empty is left out (ConvertKubeadmConfigSpecHubToV1Beta1)",
     ),
 ]
 

@@ -29,7 +29,7 @@ from clusterclass.api.conversion.engine import (
     KindConversion,
     render_path,
 )
-from clusterclass.api.conversion.registry import conversion_for, convertible, hub_version, kinds
+from clusterclass.api.conversion.registry import conversion_for, convertible, hub_version, kinds, spoke_version
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, namespace_of, split_api_version
 
@@ -42,9 +42,21 @@ __all__ = [
     "convert",
     "convertible",
     "hub_version",
+    "in_version",
     "kinds",
+    "spoke_version",
     "translate_path",
 ]
+
+
+def in_version(api_version: str, kind: str, version: str) -> str:
+    """``api_version`` with ``version`` instead, when the conversions know ``version`` of the kind (code written
+    for one version reads every known kind in it, the API server converting); else unchanged."""
+    group, _, _ = api_version.rpartition("/")
+    conversion = conversion_for(group, kind)
+    if not group or conversion is None or version not in conversion.versions:
+        return api_version
+    return f"{group}/{version}"
 
 
 def _parse(api_version: str) -> tuple[str, str]:

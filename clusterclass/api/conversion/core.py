@@ -35,6 +35,7 @@ from clusterclass.api.conversion.engine import (
     get_at,
     hub_only,
     move,
+    omit_empty,
     pop_at,
     set_at,
     under,
@@ -44,6 +45,7 @@ from clusterclass.api.conversion.transforms import (
     CONTRACT_REF,
     DURATION_SECONDS,
     NODE_REF,
+    OMIT_ZERO,
     TEMPLATE_REF,
 )
 from clusterclass.api.objects import Obj
@@ -75,16 +77,18 @@ def health_check_fields(spoke: str, hub: str) -> list[FieldStep]:
     The same struct is a class's or topology's ``machineHealthCheck`` (→ ``healthCheck``) and a
     MachineHealthCheck's ``spec`` itself (both prefixes ``""``); the remediation template keeps no namespace
     (it is always the object's own, which :data:`TEMPLATE_REF` puts back going down, as upstream does).
+    Upstream builds the condition lists item by item (``append``), so an empty one is not written either way
+    (v1beta2 wants at least one item).
     """
     checks, remediation = _at(hub, "checks"), _at(hub, "remediation")
     return [
-        move(_at(spoke, "unhealthyConditions"), f"{checks}.unhealthyNodeConditions"),
+        move(_at(spoke, "unhealthyConditions"), f"{checks}.unhealthyNodeConditions", OMIT_ZERO),
         move(
             f"{checks}.unhealthyNodeConditions[].timeout",
             f"{checks}.unhealthyNodeConditions[].timeoutSeconds",
             DURATION_SECONDS,
         ),
-        move(_at(spoke, "unhealthyMachineConditions"), f"{checks}.unhealthyMachineConditions"),
+        move(_at(spoke, "unhealthyMachineConditions"), f"{checks}.unhealthyMachineConditions", OMIT_ZERO),
         move(
             f"{checks}.unhealthyMachineConditions[].timeout",
             f"{checks}.unhealthyMachineConditions[].timeoutSeconds",
@@ -110,13 +114,16 @@ def health_check(*, topology: bool) -> list[FieldStep]:
 def rollout_strategy(*, max_in_flight: str = "healthCheck.remediation.maxInFlight") -> list[FieldStep]:
     """A MachineDeployment's (class's, topology's) ``strategy`` → ``rollout.strategy``, ``deletion.order`` and
     ``max_in_flight`` (a class or topology keeps it in its ``healthCheck``, a MachineDeployment in its
-    ``remediation``)."""
+    ``remediation``). An empty ``rollingUpdate`` or ``remediation`` (v1beta1 pointers) is nothing in the hub, as
+    upstream converts only what they hold; then an empty ``strategy`` goes."""
     return [
         move("strategy.type", "rollout.strategy.type"),
         move("strategy.rollingUpdate.maxUnavailable", "rollout.strategy.rollingUpdate.maxUnavailable"),
         move("strategy.rollingUpdate.maxSurge", "rollout.strategy.rollingUpdate.maxSurge"),
         move("strategy.rollingUpdate.deletePolicy", "deletion.order"),
         move("strategy.remediation.maxInFlight", max_in_flight),
+        empty("strategy.rollingUpdate", "rollout.strategy.rollingUpdate"),
+        empty("strategy.remediation", None),
         empty("strategy", "rollout"),
     ]
 
@@ -124,11 +131,20 @@ def rollout_strategy(*, max_in_flight: str = "healthCheck.remediation.maxInFligh
 def legacy_conditions(*, extra: tuple[str, ...] = (), promoted: tuple[str, ...] = ()) -> list[FieldStep]:
     """v1beta1's ``status.conditions`` (and ``extra`` legacy fields) → ``status.deprecated.v1beta1``; then
     ``status.v1beta2.conditions`` (and ``promoted`` fields) → ``status.*``. The order matters: the legacy ones
-    leave first, so a replica counter whose meaning changed (``readyReplicas``) is never taken for the new one."""
-    steps: list[FieldStep] = [move("status.conditions", "status.deprecated.v1beta1.conditions")]
+    leave first, so a replica counter whose meaning changed (``readyReplicas``) is never taken for the new one.
+
+    ``status.v1beta2`` is only the spoke's and ``status.deprecated`` only the hub's: what the moves leave empty of
+    them goes with the moves, and one that was empty to begin with (``v1beta2: {}``, ``deprecated: {v1beta1:
+    {}}``) goes too — upstream converts only what they hold (``if in.V1Beta2 != nil``) and has nowhere to put
+    the empty struct."""
+    steps: list[FieldStep] = [
+        empty(None, "status.deprecated"),  # first: coming down it runs after the moves out of it
+        move("status.conditions", "status.deprecated.v1beta1.conditions"),
+    ]
     steps += [move(f"status.{name}", f"status.deprecated.v1beta1.{name}") for name in extra]
     steps.append(move("status.v1beta2.conditions", "status.conditions"))
     steps += [move(f"status.v1beta2.{name}", f"status.{name}") for name in promoted]
+    steps.append(empty("status.v1beta2", "status.deprecated.v1beta1"))
     return steps
 
 
@@ -141,10 +157,25 @@ def renamed(spoke: str, hub: str, transform: Transform = SAME) -> list[FieldStep
     return [empty(spoke, hub), move(spoke, hub, transform)]
 
 
-def omit_empty(*paths: str) -> list[FieldStep]:
-    """Structs at the same path in both versions that are left out when empty (see :func:`renamed`). Placed
-    last in a table: going up they are checked after every move out of them."""
-    return [empty(path, path) for path in paths]
+def within(prefix: str, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``paths`` of a struct, placed at ``prefix`` (for an :func:`omit_empty` list)."""
+    return tuple(_at(prefix, path) for path in paths)
+
+
+#: What a kind's hub leaves out when empty (Go's ``omitempty``/``omitzero``; v1beta2's schema refuses the zero)
+#: is one :func:`~clusterclass.api.conversion.engine.omit_empty` list per kind, last in its table; these are the
+#: structs that repeat across kinds. The lists are checked against the CRDs (tests/conversion).
+#:
+#: a MachineSpec (a Machine's ``spec``, every machine template's ``spec``)
+MACHINE_SPEC_OMIT_EMPTY: Final = ("readinessGates",)
+#: a MachineDeployment's, MachineSet's or MachinePool's machine template
+MACHINE_TEMPLATE_OMIT_EMPTY: Final = ("spec.template.metadata", *within("spec.template.spec", MACHINE_SPEC_OMIT_EMPTY))
+#: a status: ``observedGeneration`` (``minimum: 1``) and the status itself (``minProperties: 1``)
+STATUS_OMIT_EMPTY: Final = ("status.observedGeneration", "status")
+#: a variable's JSONSchemaProps (only its top level is typed in the CRD)
+SCHEMA_OMIT_EMPTY: Final = ("required", "x-kubernetes-validations", "x-metadata")
+#: a Cluster topology's control plane and its MachineDeployment topologies
+TOPOLOGY_OMIT_EMPTY: Final = ("metadata", "readinessGates", "variables.overrides", "variables")
 
 
 def machine_spec() -> list[FieldStep]:
@@ -342,9 +373,12 @@ def schema_intent(path: str) -> Custom:
 
 def _failure_domains_up(value: Any, _ctx: Context, _path: str) -> Any:
     """v1beta1's map ``{name: {controlPlane, attributes}}`` → v1beta2's list sorted by name, each with an explicit
-    ``controlPlane`` (upstream always sets the pointer)."""
+    ``controlPlane`` (upstream always sets the pointer). An empty map is no list: upstream makes an empty slice of
+    it, which ``omitempty`` leaves out (v1beta2 wants at least one item)."""
     if not isinstance(value, dict):
         return value
+    if not value:
+        return MISSING
     domains = []
     for name in sorted(value):
         spec = value[name] if isinstance(value[name], dict) else {}
@@ -358,6 +392,8 @@ def _failure_domains_up(value: Any, _ctx: Context, _path: str) -> Any:
 def _failure_domains_down(value: Any, _ctx: Context, _path: str) -> Any:
     if not isinstance(value, list):
         return value
+    if not value:
+        return MISSING  # v1beta1's map is omitempty
     domains: dict[str, Any] = {}
     for domain in value:
         if not isinstance(domain, dict) or "name" not in domain:
@@ -403,12 +439,27 @@ def _cluster_steps() -> tuple[Step, ...]:
             f"{topology}.workers.machinePools[]",
             [drop("variables.overrides[].definitionFrom"), *deletion_timeouts()],
         ),
-        *legacy_conditions(extra=("failureReason", "failureMessage")),
-        move("status.v1beta2.controlPlane", "status.controlPlane"),
-        move("status.v1beta2.workers", "status.workers"),
+        *legacy_conditions(extra=("failureReason", "failureMessage"), promoted=("controlPlane", "workers")),
         move("status.controlPlaneReady", "status.initialization.controlPlaneInitialized", zero_intent=True),
         move("status.infrastructureReady", "status.initialization.infrastructureProvisioned", zero_intent=True),
         move("status.failureDomains", "status.failureDomains", FAILURE_DOMAINS),
+        *omit_empty(
+            "spec.availabilityGates",
+            "spec.clusterNetwork",
+            "spec.controlPlaneEndpoint.host",  # v1beta1 always writes host and port
+            "spec.controlPlaneEndpoint.port",
+            "spec.controlPlaneEndpoint",
+            "spec.topology.variables",
+            "spec.topology.controlPlane",
+            *within("spec.topology.controlPlane", TOPOLOGY_OMIT_EMPTY),
+            "spec.topology.workers",
+            "spec.topology.workers.machineDeployments",
+            *within("spec.topology.workers.machineDeployments[]", TOPOLOGY_OMIT_EMPTY),
+            "spec.topology.workers.machinePools",
+            "spec.topology.workers.machinePools[].failureDomains",
+            *within("spec.topology.workers.machinePools[]", ("metadata", "variables.overrides", "variables")),
+            *STATUS_OMIT_EMPTY,
+        ),
     ]
     return tuple(steps)
 
@@ -433,7 +484,6 @@ def _cluster_class_steps() -> tuple[Step, ...]:
                 *renamed("namingStrategy", "naming"),
                 *deletion_timeouts(),
                 *health_check(topology=False),
-                *omit_empty("metadata"),
             ],
         ),
         *under(
@@ -462,7 +512,20 @@ def _cluster_class_steps() -> tuple[Step, ...]:
             "status.variables[].definitions[].metadata", "status.variables[].definitions[].deprecatedV1Beta1Metadata"
         ),
         schema_intent("status.variables[name].definitions[from].schema.openAPIV3Schema"),
-        *omit_empty("spec.workers", "status"),
+        *omit_empty(
+            "spec.availabilityGates",
+            "spec.controlPlane.metadata",
+            "spec.controlPlane.readinessGates",
+            "spec.patches",
+            "spec.variables",
+            *within("spec.variables[].schema.openAPIV3Schema", SCHEMA_OMIT_EMPTY),
+            "spec.workers.machineDeployments[].readinessGates",
+            "spec.workers.machineDeployments",
+            "spec.workers.machinePools",
+            "spec.workers",
+            *within("status.variables[].definitions[].schema.openAPIV3Schema", SCHEMA_OMIT_EMPTY),
+            *STATUS_OMIT_EMPTY,
+        ),
     ]
     return tuple(steps)
 
@@ -496,7 +559,7 @@ def _machine_deployment_steps() -> tuple[Step, ...]:
             extra=("readyReplicas", "availableReplicas", "updatedReplicas", "unavailableReplicas"),
             promoted=NEW_REPLICA_COUNTERS,
         ),
-        *omit_empty("spec.template.metadata", "status"),
+        *omit_empty(*MACHINE_TEMPLATE_OMIT_EMPTY, *STATUS_OMIT_EMPTY),
     ]
     return tuple(steps)
 
@@ -514,7 +577,7 @@ def _machine_set_steps() -> tuple[Step, ...]:
             extra=("readyReplicas", "availableReplicas", "fullyLabeledReplicas", "failureReason", "failureMessage"),
             promoted=NEW_REPLICA_COUNTERS,
         ),
-        *omit_empty("spec.template.metadata", "status"),
+        *omit_empty(*MACHINE_TEMPLATE_OMIT_EMPTY, *STATUS_OMIT_EMPTY),
     ]
     return tuple(steps)
 
@@ -537,7 +600,7 @@ def _machine_pool_steps() -> tuple[Step, ...]:
             promoted=NEW_REPLICA_COUNTERS,
         ),
         *_initialization(bootstrap="status.bootstrapReady", infrastructure="status.infrastructureReady"),
-        *omit_empty("spec.template.metadata", "status"),
+        *omit_empty(*MACHINE_TEMPLATE_OMIT_EMPTY, *STATUS_OMIT_EMPTY),
     ]
     return tuple(steps)
 
@@ -579,7 +642,7 @@ def _machine_steps() -> tuple[Step, ...]:
         move("status.nodeRef", "status.nodeRef", MACHINE_NODE_REF),
         hub_only("status.failureDomain"),
         MACHINE_PHASE,
-        *omit_empty("status"),
+        *omit_empty(*within("spec", MACHINE_SPEC_OMIT_EMPTY), *STATUS_OMIT_EMPTY),
     ]
     return tuple(steps)
 
@@ -595,7 +658,7 @@ def _machine_health_check_steps() -> tuple[Step, ...]:
         intent("status.expectedMachines"),
         intent("status.currentHealthy"),
         intent("status.remediationsAllowed"),
-        *omit_empty("status"),
+        *omit_empty(*STATUS_OMIT_EMPTY),
     ]
     return tuple(steps)
 

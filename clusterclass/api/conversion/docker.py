@@ -9,7 +9,8 @@ steps are in spoke → hub order; reversing them is the way down. What differs i
   becomes ``status.initialization.provisioned`` (a ``*bool``, so an explicit ``false`` needs the annotation);
 - failure domains, in the DockerCluster's spec and status, are a map in v1beta1 and a list in v1beta2;
 - a few fields became values the hub writes with ``omitempty`` (``providerID`` was a ``*string``; the control
-  plane endpoint's ``host`` and ``port`` were always written): their zero is left out (:data:`OMIT_ZERO`);
+  plane endpoint's ``host`` and ``port`` were always written): their zero is left out (:data:`OMIT_ZERO`,
+  :func:`~clusterclass.api.conversion.engine.omit_empty`), as is a template's empty ``metadata``;
 - the DockerMachinePool never had ``status.v1beta2``: its v1beta1 conditions become the deprecated ones and the
   hub's new conditions live only in the annotation;
 - hub-only fields (a DockerMachine's ``status.failureDomain``, a DockerMachineTemplate's ``status``) come back
@@ -33,6 +34,8 @@ from clusterclass.api.conversion.engine import (
     empty,
     hub_only,
     move,
+    omit_empty,
+    spoke_default,
     under,
 )
 from clusterclass.api.conversion.transforms import omit_zero
@@ -42,24 +45,21 @@ HUB: Final = "v1beta2"
 SPOKE: Final = "v1beta1"
 
 
-# --- a generic re-encoding ---------------------------------------------------------------------
-
-
 # --- shared structs ----------------------------------------------------------------------------
+
+#: What a ``DockerClusterSpec`` leaves out when empty: v1beta1 always writes ``controlPlaneEndpoint`` with its
+#: ``host`` and ``port``; v1beta2 leaves out an unset endpoint (``omitzero``, and its schema wants ``host`` and
+#: ``port`` non-empty when given).
+CLUSTER_SPEC_OMIT_EMPTY: Final = ("controlPlaneEndpoint.host", "controlPlaneEndpoint.port", "controlPlaneEndpoint")
 
 
 def cluster_spec() -> list[FieldStep]:
-    """A ``DockerClusterSpec`` (a DockerCluster's ``spec``, a DockerClusterTemplate's ``spec.template.spec``).
-
-    v1beta1 always writes ``controlPlaneEndpoint`` with its ``host`` and ``port``; v1beta2 leaves out an unset
-    endpoint (``omitzero``, and its schema wants ``host`` and ``port`` non-empty when given). Failure domains
-    become a list sorted by name, each with an explicit ``controlPlane``.
-    """
+    """A ``DockerClusterSpec`` (a DockerCluster's ``spec``, a DockerClusterTemplate's ``spec.template.spec``):
+    failure domains become a list sorted by name, each with an explicit ``controlPlane``; the endpoint's zeros
+    are left out (:data:`CLUSTER_SPEC_OMIT_EMPTY`)."""
     return [
-        omit_zero("controlPlaneEndpoint.host"),
-        omit_zero("controlPlaneEndpoint.port"),
-        empty("controlPlaneEndpoint", "controlPlaneEndpoint"),
         move("failureDomains", "failureDomains", FAILURE_DOMAINS),
+        *omit_empty(*CLUSTER_SPEC_OMIT_EMPTY),
     ]
 
 
@@ -88,8 +88,13 @@ def _docker_cluster_steps() -> tuple[Step, ...]:
     )
 
 
+#: v1beta1's template resources always carry a ``spec`` (Go writes the struct); the hub's may leave it out. First in
+#: a table, so that it runs last on the way down.
+TEMPLATE_SPEC: Final = spoke_default("spec.template.spec", {})
+
+
 def _docker_cluster_template_steps() -> tuple[Step, ...]:
-    return tuple(under("spec.template.spec", cluster_spec()))
+    return (TEMPLATE_SPEC, *under("spec.template.spec", cluster_spec()), *omit_empty("spec.template.metadata"))
 
 
 def _docker_machine_steps() -> tuple[Step, ...]:
@@ -104,9 +109,11 @@ def _docker_machine_steps() -> tuple[Step, ...]:
 
 def _docker_machine_template_steps() -> tuple[Step, ...]:
     return (
+        TEMPLATE_SPEC,
         *under("spec.template.spec", machine_spec()),
         # v1beta2 added a status (``capacity``, for autoscaling from zero); upstream restores all of it
         hub_only("status"),
+        *omit_empty("spec.template.metadata"),
     )
 
 
@@ -114,9 +121,12 @@ def _docker_machine_pool_steps() -> tuple[Step, ...]:
     """The DockerMachinePool's v1beta1 had only the legacy conditions (no ``status.v1beta2``): they become the
     deprecated ones, and the hub's ``status.conditions`` are dropped on the way down and restored from the
     annotation on the way up. Everything else — ``status.ready``, ``instances``, ``providerIDList`` — is the same
-    in both versions."""
+    in both versions. An empty ``status.deprecated`` (or ``deprecated.v1beta1``) of the hub has no v1beta1 place
+    either: it is left out coming down."""
     return (
+        empty(None, "status.deprecated"),  # first: coming down it runs after the moves out of it
         move("status.conditions", "status.deprecated.v1beta1.conditions"),
+        empty(None, "status.deprecated.v1beta1"),
         hub_only("status.conditions"),
     )
 
@@ -132,8 +142,10 @@ DOCKER_CLUSTER_TEMPLATE: Final = _kind("DockerClusterTemplate", _docker_cluster_
 DOCKER_MACHINE: Final = _kind("DockerMachine", _docker_machine_steps(), keeps_data=True)
 DOCKER_MACHINE_TEMPLATE: Final = _kind("DockerMachineTemplate", _docker_machine_template_steps(), keeps_data=True)
 DOCKER_MACHINE_POOL: Final = _kind("DockerMachinePool", _docker_machine_pool_steps(), keeps_data=True)
-#: v1beta1 and v1beta2 DockerMachinePoolTemplates are the same: every field is copied
-DOCKER_MACHINE_POOL_TEMPLATE: Final = _kind("DockerMachinePoolTemplate", (), keeps_data=False)
+#: v1beta1 and v1beta2 DockerMachinePoolTemplates are the same but for the empty ``metadata`` v1beta2 leaves out
+DOCKER_MACHINE_POOL_TEMPLATE: Final = _kind(
+    "DockerMachinePoolTemplate", (TEMPLATE_SPEC, *omit_empty("spec.template.metadata")), keeps_data=False
+)
 
 CONVERSIONS: tuple[KindConversion, ...] = (
     DOCKER_CLUSTER,

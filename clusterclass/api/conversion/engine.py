@@ -13,8 +13,12 @@ between versions (:meth:`SpokeConversion.path_to_hub`), which is how an error ab
 ``spec.topology.class`` reaches a v1beta2 user as ``spec.topology.classRef.name``.
 
 A path is a tuple of field names where ``[]`` (:data:`EACH`) stands for every item of a list; a step whose
-source and destination both go through a list keeps each item's index. Steps that are not moves
-(:class:`Custom`) are for the few rules that are not about one field (recursive schema booleans).
+source and destination both go through a list keeps each item's index. Which empty structs a step leaves
+behind is explicit: a move removes the structs it empties that only its source version spells (below the
+common prefix of its paths), a struct both versions share stays unless an :class:`Empty` or
+:class:`OmitEmpty` step says it goes — as a Go struct stays unless its field is ``omitempty``/``omitzero``.
+Steps that are not moves (:class:`Custom`) are for the few rules that are not about one field (recursive
+schema booleans).
 
 Why our own engine: Go's conversion-gen works on typed structs; the objects here stay plain dicts end to
 end (unknown provider fields are kept), and no Python library converts between Kubernetes API versions.
@@ -198,9 +202,16 @@ def set_at(obj: Obj, path: Sequence[str | int], value: Any) -> None:
     current[path[-1]] = value
 
 
-def pop_at(obj: Obj, path: Sequence[str | int]) -> Any:
-    """Remove and return the value at a concrete path (:data:`MISSING` if absent); maps the removal leaves
-    empty are removed too, so moving ``status.v1beta2.conditions`` away does not leave ``status.v1beta2: {}``."""
+def pop_at(obj: Obj, path: Sequence[str | int], *, keep: int | None = None) -> Any:
+    """Remove and return the value at a concrete path (:data:`MISSING` if absent).
+
+    Without ``keep`` nothing else goes: the struct that held the field stays, even empty (whether it is written
+    is the business of an :func:`empty` or :func:`omit_empty` step, as it is of the Go type's ``omitempty``).
+    With ``keep`` the maps the removal leaves empty are removed too, but never the first ``keep`` steps of
+    ``path`` nor past a list item: a :class:`Move` keeps the common prefix of its source and destination, so
+    moving ``status.v1beta2.conditions`` to ``status.conditions`` removes an emptied ``status.v1beta2`` (a
+    struct only the spoke spells) but never ``status``, and a same-path move removes nothing above the field.
+    """
     parents: list[tuple[Any, str | int]] = []
     current: Any = obj
     for step in path[:-1]:
@@ -213,13 +224,25 @@ def pop_at(obj: Obj, path: Sequence[str | int]) -> Any:
     if isinstance(last, int) or not isinstance(current, dict) or last not in current:
         return MISSING
     value = current.pop(last)
-    for parent, step in reversed(parents):
+    if keep is None:
+        return value
+    for parent, step in reversed(parents[keep:]):
         child = parent[step]
         if isinstance(step, str) and isinstance(child, dict) and not child:
             del parent[step]
         else:
             break
     return value
+
+
+def common_prefix(a: Sequence[str | int], b: Sequence[str | int]) -> int:
+    """How many leading steps two concrete paths share."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
 
 
 def _indices(path: Sequence[str | int]) -> list[int]:
@@ -270,6 +293,10 @@ class Move:
     (``bool`` → ``*bool``, a Duration → ``*int32`` seconds): a zero spoke value reaches the hub unset unless
     the restored hub data says it was set to zero on purpose, and a zero hub value is left out of the spoke
     (Go's ``omitempty``), as upstream's ``Convert_bool_To_Pointer_bool`` and friends do.
+
+    Moving a field out of a struct removes the structs it leaves empty below the common prefix of the two
+    paths (:func:`pop_at`): those only one version spells (``machineHealthCheck`` → ``healthCheck``), never one
+    both share — a same-path move (an omitted zero) leaves the struct that held the field where it was.
     """
 
     spoke: Path
@@ -283,8 +310,8 @@ class Move:
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
         for src in list(_matches(obj, self.spoke)):
-            value = pop_at(obj, src)
             dst = _concrete(self.hub, _indices(src))
+            value = pop_at(obj, src, keep=common_prefix(src, dst))
             converted = self.transform.to_hub(value, ctx, render_path(src)) if value is not MISSING else MISSING
             if self.zero_intent and _is_zero(converted):
                 converted = MISSING
@@ -310,8 +337,8 @@ class Move:
 
     def to_spoke(self, obj: Obj, ctx: Context) -> None:
         for src in list(_matches(obj, self.hub)):
-            value = pop_at(obj, src)
             dst = _concrete(self.spoke, _indices(src))
+            value = pop_at(obj, src, keep=common_prefix(src, dst))
             if self.zero_intent and _is_zero(value):
                 continue
             converted = self.transform.to_spoke(value, ctx, render_path(src)) if value is not MISSING else MISSING
@@ -411,19 +438,22 @@ class HubOnly:
 class Empty:
     """A struct the other version spells differently, removed when it is left empty: ``spoke`` after the moves
     out of it (spoke → hub), ``hub`` before the moves out of it (hub → spoke), as Go's typed round trip drops
-    an empty struct behind a nil pointer."""
+    an empty struct behind a nil pointer. A side that is None has no such struct (``status.v1beta2`` is only
+    the spoke's, ``status.deprecated`` only the hub's)."""
 
-    spoke: Path
-    hub: Path
+    spoke: Path | None
+    hub: Path | None
 
     def placed(self, base: Path) -> Empty:
-        return Empty((*base, *self.spoke), (*base, *self.hub))
+        return Empty(_placed(base, self.spoke), _placed(base, self.hub))
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
-        _drop_empty(obj, self.spoke)
+        if self.spoke is not None:
+            _drop_empty(obj, self.spoke)
 
     def to_spoke(self, obj: Obj, ctx: Context) -> None:
-        _drop_empty(obj, self.hub)
+        if self.hub is not None:
+            _drop_empty(obj, self.hub)
 
     def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
         return path
@@ -432,10 +462,112 @@ class Empty:
         return path
 
 
+def _placed(base: Path, path: Path | None) -> Path | None:
+    return None if path is None else (*base, *path)
+
+
 def _drop_empty(obj: Obj, pattern: Path) -> None:
     for found in list(_matches(obj, pattern)):
         if get_at(obj, found) in ({}, None):
             pop_at(obj, found)
+
+
+def is_empty(value: Any) -> bool:
+    """The zero value Go's ``omitempty``/``omitzero`` leaves out of an optional field whose v1beta2 schema refuses
+    it: null, ``""``, ``0``, ``[]`` or ``{}`` (never ``false``: no schema refuses a boolean's zero)."""
+    if value is None or value in ("", [], {}):
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+
+
+@dataclass(frozen=True)
+class OmitEmpty:
+    """An optional field at the same path in both versions that the hub leaves out when it is empty: Go's
+    ``omitempty``/``omitzero`` on a field whose v1beta2 schema refuses the zero value (``minItems``,
+    ``minLength``, ``minProperties`` or ``minimum`` of 1), where v1beta1 takes it (``bootCommands: []``, a
+    template's ``metadata: {}``, ``observedGeneration: 0``).
+
+    Going up the value is removed when :func:`is_empty`; going down nothing happens (a valid hub has none, and
+    v1beta1 takes what there is). Placed last in a table, innermost first (:func:`omit_empty`), so that a
+    struct is looked at after every move out of it and after its own fields. Only the maps the removal leaves
+    empty that are listed themselves go (see :func:`pop_at`).
+    """
+
+    path: Path
+
+    def placed(self, base: Path) -> OmitEmpty:
+        return OmitEmpty((*base, *self.path))
+
+    def to_hub(self, obj: Obj, ctx: Context) -> None:
+        for found in list(_matches(obj, self.path)):
+            if is_empty(get_at(obj, found)):
+                pop_at(obj, found)
+
+    def to_spoke(self, obj: Obj, ctx: Context) -> None:
+        return None
+
+    def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        return path
+
+    def path_to_spoke(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        return path
+
+
+def omit_empty(*paths: str) -> list[OmitEmpty]:
+    """:class:`OmitEmpty` steps for ``paths``, innermost first (a struct after the fields inside it)."""
+    parsed = [parse_path(path) for path in paths]
+    if len(set(parsed)) != len(parsed):
+        raise ValueError(f"omit_empty: a path is listed twice in {paths}")
+    return [OmitEmpty(path) for path in sorted(parsed, key=len, reverse=True)]
+
+
+def holders(obj: Any, pattern: Path) -> Iterator[dict[str, Any]]:
+    """Every map at ``pattern`` (``[]`` for every list item) that exists in ``obj``."""
+    if not pattern:
+        if isinstance(obj, dict):
+            yield obj
+        return
+    step, rest = pattern[0], pattern[1:]
+    if step == EACH:
+        for item in obj if isinstance(obj, list) else ():
+            yield from holders(item, rest)
+    elif isinstance(obj, dict) and step in obj:
+        yield from holders(obj[step], rest)
+
+
+@dataclass(frozen=True)
+class SpokeDefault:
+    """A field v1beta1 requires (Go writes it even when zero) that v1beta2 may leave out: coming down it gets
+    ``value`` where it is missing — creating the maps on the way for a path through no list, only in existing
+    items otherwise. Going up nothing happens (an :func:`empty` step removes
+    an empty struct again)."""
+
+    path: Path
+    value: Any
+
+    def placed(self, prefix: Path) -> SpokeDefault:
+        return SpokeDefault((*prefix, *self.path), self.value)
+
+    def to_hub(self, obj: Obj, ctx: Context) -> None:
+        return None
+
+    def to_spoke(self, obj: Obj, ctx: Context) -> None:
+        if EACH not in self.path:
+            if get_at(obj, self.path) is MISSING:
+                set_at(obj, self.path, json_copy(self.value))
+            return
+        for holder in holders(obj, self.path[:-1]):
+            holder.setdefault(self.path[-1], json_copy(self.value))
+
+    def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        return path
+
+    def path_to_spoke(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        return path
+
+
+def spoke_default(path: str, value: Any) -> SpokeDefault:
+    return SpokeDefault(parse_path(path), value)
 
 
 @dataclass(frozen=True)
@@ -474,11 +606,12 @@ def hub_only(hub: str) -> HubOnly:
     return HubOnly(parse_path(hub))
 
 
-def empty(spoke: str, hub: str) -> Empty:
-    return Empty(parse_path(spoke), parse_path(hub))
+def empty(spoke: str | None, hub: str | None) -> Empty:
+    """An :class:`Empty` from two dotted paths (None: the version has no such struct)."""
+    return Empty(None if spoke is None else parse_path(spoke), None if hub is None else parse_path(hub))
 
 
-FieldStep = Move | Drop | HubOnly | Empty
+FieldStep = Move | Drop | HubOnly | Empty | OmitEmpty
 
 
 def under(prefix: str, steps: Sequence[Step]) -> list[Step]:

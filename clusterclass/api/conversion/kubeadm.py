@@ -23,7 +23,8 @@ timeouts kept in the conversion-data annotation, the infrastructure reference). 
   ``networking``/``kubernetesVersion``/``clusterName`` and the kubeadm ``apiVersion``/``kind`` fields);
 - v1beta1's pointers to structs became values written with ``omitzero`` (and a v1beta2 schema that wants at
   least one property), and some ``*string`` became ``string`` with ``omitempty``: an empty one is unset
-  going up, as Go's typed round trip leaves it out;
+  going up, as Go's typed round trip leaves it out; so are the empty lists v1beta2 refuses (``bootCommands:
+  []``: ``minItems: 1``), listed once for the struct (:data:`KUBEADM_CONFIG_SPEC_OMIT_EMPTY`);
 - the KubeadmControlPlane's machine template moved under ``machineTemplate.spec`` (the infrastructure
   reference becomes a contract reference, the node timeouts ``deletion.*Seconds``), ``rollout*`` became
   ``rollout.*``, ``remediationStrategy`` ``remediation`` (Durations as seconds) and ``machineNamingStrategy``
@@ -36,11 +37,11 @@ timeouts kept in the conversion-data annotation, the infrastructure reference). 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from clusterclass.api.conversion.core import legacy_conditions
+from clusterclass.api.conversion.core import NEW_REPLICA_COUNTERS, STATUS_OMIT_EMPTY, legacy_conditions, within
 from clusterclass.api.conversion.engine import (
     EACH,
     MISSING,
@@ -53,16 +54,18 @@ from clusterclass.api.conversion.engine import (
     drop,
     empty,
     get_at,
+    holders,
     hub_only,
     move,
+    omit_empty,
     parse_path,
     render_path,
     set_at,
+    spoke_default,
     under,
 )
 from clusterclass.api.conversion.engine import Intent as intent
 from clusterclass.api.conversion.transforms import CONTRACT_REF, DURATION_SECONDS, OMIT_ZERO, keyed_list, omit_zero
-from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj
 
 BOOTSTRAP_GROUP: Final = "bootstrap.cluster.x-k8s.io"
@@ -170,51 +173,6 @@ class KeyedIntent:
         return path
 
 
-def _holders(obj: Any, pattern: Path) -> Iterator[dict[str, Any]]:
-    """Every map at ``pattern`` (``[]`` for every list item) that exists in ``obj``."""
-    if not pattern:
-        if isinstance(obj, dict):
-            yield obj
-        return
-    step, rest = pattern[0], pattern[1:]
-    if step == EACH:
-        for item in obj if isinstance(obj, list) else ():
-            yield from _holders(item, rest)
-    elif isinstance(obj, dict) and step in obj:
-        yield from _holders(obj[step], rest)
-
-
-@dataclass(frozen=True)
-class SpokeDefault:
-    """A field v1beta1 requires (Go writes it even when zero) that v1beta2 may leave out: coming down it gets
-    ``value`` where it is missing — creating the maps on the way for a path through no list, only in existing
-    items otherwise. Going up nothing happens (an :func:`~clusterclass.api.conversion.engine.empty` step removes
-    an empty struct again)."""
-
-    path: Path
-    value: Any
-
-    def placed(self, prefix: Path) -> SpokeDefault:
-        return SpokeDefault((*prefix, *self.path), self.value)
-
-    def to_hub(self, obj: Obj, ctx: Context) -> None:
-        return None
-
-    def to_spoke(self, obj: Obj, ctx: Context) -> None:
-        if EACH not in self.path:
-            if get_at(obj, self.path) is MISSING:
-                set_at(obj, self.path, json_copy(self.value))
-            return
-        for holder in _holders(obj, self.path[:-1]):
-            holder.setdefault(self.path[-1], json_copy(self.value))
-
-    def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
-        return path
-
-    def path_to_spoke(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
-        return path
-
-
 #: ``rule(struct, ctx, where)`` edits the struct in place; ``where`` is its path, for errors.
 StructEdit = Callable[[dict[str, Any], Context, str], None]
 
@@ -226,27 +184,22 @@ def _unchanged(_struct: dict[str, Any], _ctx: Context, _where: str) -> None:
 @dataclass(frozen=True)
 class StructRule:
     """A rule about one struct that is not a field's move (a value derived from another, a default one version
-    applies): ``to_hub_fn`` / ``to_spoke_fn`` edit the map at ``at`` when it exists. Written relative to the
-    struct and placed with :func:`place`, as the field steps are."""
+    applies): ``to_hub_fn`` / ``to_spoke_fn`` edit the map at ``at`` (``[]``: each list item's) where it exists.
+    Written relative to the struct and placed with :func:`place`, as the field steps are."""
 
     at: Path
     to_hub_fn: StructEdit = _unchanged
     to_spoke_fn: StructEdit = _unchanged
 
-    def __post_init__(self) -> None:
-        _fixed(self.at, "struct rule")
-
     def placed(self, prefix: Path) -> StructRule:
         return StructRule((*prefix, *self.at), self.to_hub_fn, self.to_spoke_fn)
 
     def to_hub(self, obj: Obj, ctx: Context) -> None:
-        struct = get_at(obj, self.at)
-        if isinstance(struct, dict):
+        for struct in list(holders(obj, self.at)):
             self.to_hub_fn(struct, ctx, render_path(self.at))
 
     def to_spoke(self, obj: Obj, ctx: Context) -> None:
-        struct = get_at(obj, self.at)
-        if isinstance(struct, dict):
+        for struct in list(holders(obj, self.at)):
             self.to_spoke_fn(struct, ctx, render_path(self.at))
 
     def path_to_hub(self, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
@@ -292,8 +245,12 @@ def moved_timeouts() -> list[KubeadmStep]:
     restored whole from the annotation (v1beta1 has no place for most of them), then the two v1beta1 already
     has override them: ``timeoutForControlPlane`` (init and join ``controlPlaneComponentHealthCheckSeconds``)
     and ``discovery.timeout`` (join ``tlsBootstrapSeconds``). Coming down only those two are written; the join
-    health check is taken to equal the init one."""
+    health check is taken to equal the init one, and an init or join configuration the timeouts leave empty is
+    left out (upstream's ``ConvertKubeadmConfigSpecHubToV1Beta1`` sets it to nil)."""
     return [
+        # first: coming down they run after the timeouts left
+        empty("initConfiguration", "initConfiguration"),
+        empty("joinConfiguration", "joinConfiguration"),
         hub_only("initConfiguration.timeouts"),
         hub_only("joinConfiguration.timeouts"),
         StructRule((), _join_health_check_follows_init),
@@ -355,22 +312,55 @@ def users() -> list[KubeadmStep]:
     return [omit_zero(f"users[].{name}") for name in fields]
 
 
+def _no_layout_beside_disk_layout(partition: dict[str, Any], _ctx: Context, _where: str) -> None:
+    """A v1beta1 partition with a ``diskLayout`` says ``layout: false`` because v1beta1 requires the field; v1beta2
+    wants exactly one of the two, so that ``false`` is left out going up.
+
+    Better than upstream v1.14, on purpose: its ``Convert_bool_To_Pointer_bool`` always sets the pointer, so the
+    hub it makes of such a partition (and of a hub partition with ``diskLayout`` after a round trip through
+    v1beta1) has both fields and fails v1beta2's validation. Leaving out a ``false`` that means nothing beside
+    ``diskLayout`` is what v1beta2 says (mutually exclusive) and costs nothing; ``layout: true`` beside a
+    ``diskLayout`` is kept (a contradiction v1beta2 refuses, as it would upstream's)."""
+    if partition.get("layout") is False and "diskLayout" in partition:
+        del partition["layout"]
+
+
 def disk_setup() -> list[KubeadmStep]:
     """``diskSetup``: empty ``*string`` fields are unset as a user's are; a partition's ``layout`` was a
     required ``bool`` and is an optional ``*bool`` — copied as it is going up (upstream always sets the
-    pointer), ``false`` where unset coming down (v1beta1's schema requires it)."""
+    pointer) but for the ``false`` beside a ``diskLayout`` (:func:`_no_layout_beside_disk_layout`), ``false``
+    where unset coming down (v1beta1's schema requires it)."""
     return [
         omit_zero("diskSetup.partitions[].tableType"),
         omit_zero("diskSetup.filesystems[].partition"),
         omit_zero("diskSetup.filesystems[].replaceFS"),
-        SpokeDefault(parse_path("diskSetup.partitions[].layout"), False),
+        StructRule(parse_path("diskSetup.partitions[]"), _no_layout_beside_disk_layout),
+        spoke_default("diskSetup.partitions[].layout", False),
     ]
 
 
-#: The structs that were pointers (or always-written values) in v1beta1 and are ``omitzero`` values with
-#: ``MinProperties=1`` in v1beta2, innermost first: one left empty (``initConfiguration: {nodeRegistration: {}}``)
-#: is unset going up, as Go's typed conversion leaves a zero struct out.
-EMPTY_WHEN_ZERO: Final = (
+#: What a KubeadmConfigSpec leaves out when empty (Go's ``omitempty``/``omitzero``; v1beta2's schema refuses the
+#: zero, v1beta1's takes it): the structs that were pointers (or always-written values) in v1beta1 and are
+#: ``omitzero`` values with ``MinProperties=1`` in v1beta2 — one left empty (``initConfiguration:
+#: {nodeRegistration: {}}``) is unset going up, as Go's typed conversion leaves a zero struct out — and the
+#: optional lists (``MinItems=1``) and ports (``Minimum=1``) a v1beta1 client may write empty. Checked against the
+#: CRDs (tests/conversion); :func:`~clusterclass.api.conversion.engine.omit_empty` orders them innermost first.
+KUBEADM_CONFIG_SPEC_OMIT_EMPTY: Final = (
+    "bootCommands",
+    "preKubeadmCommands",
+    "postKubeadmCommands",
+    "files",
+    "users",
+    "mounts",
+    "clusterConfiguration.apiServer.certSANs",
+    *(
+        f"clusterConfiguration.{component}.{name}"
+        for component in ("apiServer", "controllerManager", "scheduler")
+        for name in ("extraEnvs", "extraVolumes")
+    ),
+    "clusterConfiguration.etcd.local.extraEnvs",
+    "clusterConfiguration.etcd.local.peerCertSANs",
+    "clusterConfiguration.etcd.local.serverCertSANs",
     "clusterConfiguration.apiServer",
     "clusterConfiguration.controllerManager",
     "clusterConfiguration.scheduler",
@@ -378,10 +368,22 @@ EMPTY_WHEN_ZERO: Final = (
     "clusterConfiguration.etcd.local",
     "clusterConfiguration.etcd",
     "clusterConfiguration",
+    "initConfiguration.bootstrapTokens[].groups",
+    "initConfiguration.bootstrapTokens[].usages",
+    "initConfiguration.bootstrapTokens",
+    "initConfiguration.localAPIEndpoint.bindPort",
+    "initConfiguration.nodeRegistration.ignorePreflightErrors",
+    "initConfiguration.skipPhases",
     "initConfiguration.nodeRegistration",
     "initConfiguration.localAPIEndpoint",
     "initConfiguration.patches",
     "initConfiguration",
+    "joinConfiguration.controlPlane.localAPIEndpoint.bindPort",
+    "joinConfiguration.discovery.bootstrapToken.caCertHashes",
+    "joinConfiguration.discovery.file.kubeConfig.user.exec.args",
+    "joinConfiguration.discovery.file.kubeConfig.user.exec.env",
+    "joinConfiguration.nodeRegistration.ignorePreflightErrors",
+    "joinConfiguration.skipPhases",
     "joinConfiguration.nodeRegistration",
     "joinConfiguration.controlPlane.localAPIEndpoint",
     "joinConfiguration.discovery.bootstrapToken",
@@ -397,8 +399,8 @@ EMPTY_WHEN_ZERO: Final = (
 
 
 def kubeadm_config_spec() -> list[KubeadmStep]:
-    """A ``KubeadmConfigSpec``, wherever a kind embeds it. The empty structs go last, after every move out of
-    them; the timeouts come first, while v1beta1's own timeout fields are still in place."""
+    """A ``KubeadmConfigSpec``, wherever a kind embeds it. What is left out when empty goes last, after every move
+    out of it; the timeouts come first, while v1beta1's own timeout fields are still in place."""
     return [
         *moved_timeouts(),
         *under("clusterConfiguration", cluster_configuration()),
@@ -409,7 +411,7 @@ def kubeadm_config_spec() -> list[KubeadmStep]:
         *users(),
         *disk_setup(),
         drop("useExperimentalRetryJoin"),
-        *(empty(path, path) for path in EMPTY_WHEN_ZERO),
+        *omit_empty(*KUBEADM_CONFIG_SPEC_OMIT_EMPTY),
     ]
 
 
@@ -419,20 +421,18 @@ def kubeadm_config_spec() -> list[KubeadmStep]:
 def _kubeadm_config_steps() -> tuple[Step, ...]:
     return (
         *under("spec", kubeadm_config_spec()),
-        empty("spec", "spec"),
         *legacy_conditions(extra=("failureReason", "failureMessage")),
-        empty("status.v1beta2", "status.v1beta2"),
         move("status.ready", "status.initialization.dataSecretCreated", zero_intent=True),
         omit_zero("status.dataSecretName"),
-        empty("status", "status"),
+        *omit_empty("spec", *STATUS_OMIT_EMPTY),
     )
 
 
 def _kubeadm_config_template_steps() -> tuple[Step, ...]:
     return (
+        spoke_default("spec.template.spec", {}),  # v1beta1's resource always has a spec; first: it runs last down
         *under("spec.template.spec", kubeadm_config_spec()),
-        empty("spec.template.spec", "spec.template.spec"),
-        empty("spec.template.metadata", "spec.template.metadata"),
+        *omit_empty("spec.template.spec", "spec.template.metadata"),
     )
 
 
@@ -478,7 +478,6 @@ def machine_template() -> list[KubeadmStep]:
         move("readinessGates", "spec.readinessGates", OMIT_ZERO),
         move("taints", "spec.taints", OMIT_ZERO),
         *machine_template_deletion(),
-        empty("metadata", "metadata"),
     ]
 
 
@@ -487,7 +486,6 @@ def template_machine_template() -> list[KubeadmStep]:
     return [
         move("taints", "spec.taints", OMIT_ZERO),
         *machine_template_deletion(),
-        empty("metadata", "metadata"),
     ]
 
 
@@ -509,27 +507,23 @@ def control_plane_status() -> list[KubeadmStep]:
     return [
         StructRule(("status",), _forget_ready, _ready_from_ready_replicas),
         *legacy_conditions(
-            extra=("failureReason", "failureMessage", "updatedReplicas", "readyReplicas", "unavailableReplicas")
+            extra=("failureReason", "failureMessage", "updatedReplicas", "readyReplicas", "unavailableReplicas"),
+            promoted=NEW_REPLICA_COUNTERS,
         ),
-        move("status.v1beta2.readyReplicas", "status.readyReplicas"),
-        move("status.v1beta2.availableReplicas", "status.availableReplicas"),
-        move("status.v1beta2.upToDateReplicas", "status.upToDateReplicas"),
-        empty("status.v1beta2", "status.v1beta2"),
         move("status.initialized", "status.initialization.controlPlaneInitialized", zero_intent=True),
         omit_zero("status.version"),
         move("status.lastRemediation.timestamp", "status.lastRemediation.time"),
-        empty("status", "status"),
     ]
 
 
 def _kubeadm_control_plane_steps() -> tuple[Step, ...]:
     return (
-        SpokeDefault(parse_path("spec.kubeadmConfigSpec"), {}),  # first: it must run last coming down
+        spoke_default("spec.kubeadmConfigSpec", {}),  # first: it must run last coming down
         *under("spec.kubeadmConfigSpec", kubeadm_config_spec()),
-        empty("spec.kubeadmConfigSpec", "spec.kubeadmConfigSpec"),
         *under("spec", control_plane_spec()),
         *under("spec.machineTemplate", machine_template()),
         *under("", control_plane_status()),
+        *omit_empty("spec.kubeadmConfigSpec", "spec.machineTemplate.metadata", *STATUS_OMIT_EMPTY),
     )
 
 
@@ -544,15 +538,16 @@ def _rolling_update_by_default(spec: dict[str, Any], _ctx: Context, _where: str)
 def _kubeadm_control_plane_template_steps() -> tuple[Step, ...]:
     resource = "spec.template.spec"
     return (
-        SpokeDefault(parse_path(f"{resource}.kubeadmConfigSpec"), {}),  # first: it must run last coming down
+        spoke_default(f"{resource}.kubeadmConfigSpec", {}),  # first: it must run last coming down
         *under(f"{resource}.kubeadmConfigSpec", kubeadm_config_spec()),
-        empty(f"{resource}.kubeadmConfigSpec", f"{resource}.kubeadmConfigSpec"),
         StructRule(parse_path(resource), _rolling_update_by_default),
         *under(resource, control_plane_spec()),
         *under(f"{resource}.machineTemplate", template_machine_template()),
-        empty(f"{resource}.machineTemplate", f"{resource}.machineTemplate"),
-        empty(resource, resource),
-        empty("spec.template.metadata", "spec.template.metadata"),
+        *omit_empty(
+            *within(resource, ("kubeadmConfigSpec", "machineTemplate.metadata", "machineTemplate")),
+            resource,
+            "spec.template.metadata",
+        ),
     )
 
 

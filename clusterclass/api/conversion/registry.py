@@ -40,6 +40,13 @@ def hub_version(group: str, kind: str) -> str | None:
     return conversion.hub if conversion else None
 
 
+def spoke_version(group: str, kind: str) -> str | None:
+    """The older version of a known kind (v1beta1; ExtensionConfig: v1alpha1): the one this project's
+    controllers, simulated providers and pipeline are written to (the newer one converts to it)."""
+    conversion = conversion_for(group, kind)
+    return next(iter(conversion.spokes), None) if conversion else None
+
+
 def kinds() -> list[KindConversion]:
     """Every known kind's conversion, in a stable order."""
     return [conversion for _, conversion in sorted(_table().items())]

@@ -20,7 +20,15 @@ from __future__ import annotations
 from typing import Final
 
 from clusterclass.api.conversion.core import legacy_conditions
-from clusterclass.api.conversion.engine import FieldStep, KindConversion, SpokeConversion, Step, empty, under
+from clusterclass.api.conversion.engine import (
+    FieldStep,
+    KindConversion,
+    SpokeConversion,
+    Step,
+    empty,
+    omit_empty,
+    under,
+)
 from clusterclass.api.conversion.transforms import omit_zero
 
 GROUP: Final = "runtime.cluster.x-k8s.io"
@@ -52,6 +60,7 @@ def _extension_config_steps() -> tuple[Step, ...]:
         *under("spec.clientConfig", client_config()),
         *under("status.handlers[]", extension_handler()),
         *legacy_conditions(),
+        *omit_empty("status"),  # ``minProperties: 1``: a status the conversion empties (or an empty one) goes
     )
 
 

@@ -78,6 +78,10 @@ def _contract_ref_down(value: Any, ctx: Context, path: str) -> Any:
     if not value.get("kind") and not value.get("name") and not value.get("apiGroup"):
         return MISSING  # upstream converts only a reference that IsDefined()
     group, kind = str(value.get("apiGroup") or ""), str(value.get("kind") or "")
+    if not kind:
+        # nothing to look a version up for (upstream's lookup fails here and the object cannot be read in v1beta1)
+        partial = {"namespace": ctx.namespace, "name": value.get("name", "")}
+        return {"apiVersion": group, **partial} if group else partial
     try:
         api_version = ctx.api_versions.api_version(group, kind)
     except ConversionError as err:
