@@ -99,6 +99,59 @@ def with_conditions(existing: Sequence[Obj], changes: Sequence[Condition], now: 
     return sorted(by_type.values(), key=_order)
 
 
+# --- v1beta2 conditions (metav1.Condition) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetaCondition:
+    """A v1beta2 condition (``metav1.Condition``): ``{type, status, observedGeneration, lastTransitionTime, reason,
+    message}``; all but observedGeneration are required (an empty message is written, as Go does). v1beta2 objects
+    keep them in ``status.conditions`` (``status.v1beta2.conditions`` of a v1beta1 object)."""
+
+    type: str
+    status: Status
+    reason: str
+    message: str = ""
+
+    def as_dict(self, last_transition_time: str, observed_generation: int | None) -> Obj:
+        condition: Obj = {"type": self.type, "status": self.status}
+        if observed_generation:
+            condition["observedGeneration"] = observed_generation
+        condition["lastTransitionTime"] = last_transition_time
+        condition["reason"] = self.reason
+        condition["message"] = self.message
+        return condition
+
+
+def with_meta_conditions(
+    existing: Sequence[Obj], changes: Sequence[MetaCondition], now: str, observed_generation: int | None
+) -> list[Obj] | None:
+    """``existing`` v1beta2 conditions with each of ``changes`` set, or None when that changes nothing.
+
+    As ``meta.SetStatusCondition`` (what upstream's ``conditions.Set`` builds on): ``lastTransitionTime`` moves only
+    when the status changes; reason, message and observedGeneration are updated in place; the list is sorted by
+    type, as upstream's v1beta2 conditions are.
+    """
+    by_type = {str(c.get("type")): c for c in existing}
+    changed = False
+    for condition in changes:
+        old = by_type.get(condition.type)
+        keep_time = isinstance(old, dict) and old.get("status") == condition.status and old.get("lastTransitionTime")
+        new = condition.as_dict(str(old["lastTransitionTime"]) if keep_time and old else now, observed_generation)
+        if new != old:
+            by_type[condition.type] = new
+            changed = True
+    if not changed:
+        return None
+    return sorted(by_type.values(), key=lambda c: str(c.get("type", "")))
+
+
+def meta_conditions_of(obj: Obj) -> list[Obj]:
+    """The v1beta2 conditions of a v1beta1 object (``status.v1beta2.conditions``)."""
+    found = dig(obj, "status", "v1beta2", "conditions")
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
 # --- how Cluster API derives one condition from others -----------------------------------------------
 
 #: the merge priority of a (status, severity) group: the worst comes first

@@ -29,10 +29,12 @@ def ref_to(obj: Mapping[str, Any]) -> Obj:
 
 
 def ref_key(ref: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
-    """The key of the object ``ref`` points at; an empty namespace means ``default_namespace``."""
+    """The key of the object ``ref`` points at; an empty namespace means ``default_namespace``. A contract
+    reference (``{apiGroup, kind, name}``, no apiVersion) names its group directly."""
+    api_version = ref.get("apiVersion") or (f"{ref['apiGroup']}/" if ref.get("apiGroup") else "")
     return key_of(
         {
-            "apiVersion": ref.get("apiVersion", ""),
+            "apiVersion": api_version,
             "kind": ref.get("kind", ""),
             "metadata": {"name": ref.get("name", ""), "namespace": ref.get("namespace") or default_namespace},
         }
@@ -46,6 +48,9 @@ def same_group_kind(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """
     groups = []
     for ref in (a, b):
+        if not ref.get("apiVersion") and "apiGroup" in ref:
+            groups.append(str(ref.get("apiGroup") or ""))  # a contract reference (v1beta2): group, kind, name
+            continue
         try:
             groups.append(split_api_version(str(ref.get("apiVersion") or ""))[0])
         except ValueError as err:
@@ -56,17 +61,27 @@ def same_group_kind(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def align_ref(ref: Mapping[str, Any], template: Mapping[str, Any]) -> Obj:
-    """``ref`` read at the template's apiVersion when group and kind agree, else unchanged."""
+    """``ref`` read at the template's apiVersion when it names the template's group and kind, or the kind the
+    template stamps out (a control plane, an InfrastructureCluster, a MachinePool's bootstrap config), so that
+    current and desired objects are compared in one version; else unchanged (a contract reference
+    ``{apiGroup, kind, name}`` then keeps no version: the reader resolves it)."""
     aligned = dict(ref)
-    if same_group_kind(ref, template):
+    stamped = {**template, "kind": _stamped_kind(template)}
+    if same_group_kind(ref, template) or same_group_kind(ref, stamped):
         aligned["apiVersion"] = template.get("apiVersion")
+        aligned.pop("apiGroup", None)
     return aligned
+
+
+def _stamped_kind(template: Mapping[str, Any]) -> str:
+    kind = str(template.get("kind") or "")
+    return kind[: -len("Template")] if kind.endswith("Template") else kind
 
 
 def desired_ref(current: Mapping[str, Any] | None, desired_obj: Mapping[str, Any]) -> Obj:
     """The ref to write for ``desired_obj``, keeping ``current``'s apiVersion if group+kind match."""
     ref = ref_to(desired_obj)
-    if current and same_group_kind(current, ref):
+    if current and current.get("apiVersion") and same_group_kind(current, ref):
         ref["apiVersion"] = current.get("apiVersion")
     return ref
 

@@ -128,6 +128,11 @@ class Topology:
         return str(self.raw.get("class") or "")
 
     @property
+    def class_namespace(self) -> str:
+        """``spec.topology.classNamespace`` (v1beta2: ``classRef.namespace``); "" means the Cluster's namespace."""
+        return str(self.raw.get("classNamespace") or "")
+
+    @property
     def version(self) -> str:
         return str(self.raw.get("version") or "")
 
