@@ -117,7 +117,9 @@ def invalid_error(kind_info: GroupKind, name: str, causes: Iterable[Mapping[str,
     message = f"{qualified_kind(kind_info)} {go_quote(name)} is invalid"
     if cause_list:
         message += f": {aggregate(cause_list)}"
-    details: dict[str, Any] = {"name": name, "kind": kind_info.kind, "causes": cause_list}
+    # StatusDetails' name is omitempty: an object without a name has none in the details
+    details: dict[str, Any] = {"name": name} if name else {}
+    details.update(kind=kind_info.kind, causes=cause_list)
     if kind_info.group:
         details["group"] = kind_info.group
     return Invalid(make_status(422, "Invalid", message, details=details))

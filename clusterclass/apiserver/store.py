@@ -9,8 +9,8 @@ registry, the CRD strategy and the controllers of kube-controller-manager apply 
 - ``uid`` and ``creationTimestamp`` are set on create (the clock is injectable) and never change;
 - custom resources carry ``metadata.generation``: 1 on create, bumped when anything but metadata
   (and ``status``, for kinds with a status subresource) changes, and when deletion starts;
-- a kind with a status subresource drops ``status`` on create and ignores it on update;
-  :meth:`MemoryStore.update_status` changes nothing else;
+- a kind with a status subresource (in the request's version) drops ``status`` on create and ignores
+  it on update; :meth:`MemoryStore.update_status` changes nothing else;
 - ``update`` with a stale ``resourceVersion`` is a Conflict, and so is one whose ``uid`` is not the
   object's; one without a resourceVersion is unconditional for built-in kinds and Invalid for
   custom resources;
@@ -23,10 +23,21 @@ registry, the CRD strategy and the controllers of kube-controller-manager apply 
 
 Kinds must be registered: the built-in kinds a management cluster needs (Namespace, Secret,
 ConfigMap, Event, Lease, CustomResourceDefinition) are, a new store installs the bundled Cluster
-API CRDs (``crd/upstream``), and creating a ``CustomResourceDefinition`` registers its kind
-(deleting it removes its objects, then the kind). Objects are kept in the version they were written
-in and served in any registered version of their kind by rewriting ``apiVersion``, as a CRD with
-conversion strategy ``None`` is served.
+API CRDs (:mod:`clusterclass.crds`, with Cluster API's conversion webhook), and creating a
+``CustomResourceDefinition`` registers its kind (deleting it removes its objects, then the kind).
+
+Custom resources are stored as kube-apiserver stores them: in their CRD's storage version, keys in
+the order etcd holds them (sorted). Every read, list and watch event is converted to the version asked
+for, and every write is decoded, defaulted and validated in the version of the request, then
+converted to the storage version; a patch applies to the object as served in its version, and a
+write that changes nothing in storage is not a write. How a CRD converts is its
+``spec.conversion``: strategy ``None`` rewrites ``apiVersion`` (and prunes to the target version's
+schema); strategy ``Webhook`` on a Cluster API kind runs :mod:`clusterclass.api.conversion` in process,
+exactly what the conversion webhook ``clusterclass run`` serves answers a real kube-apiserver
+(down-converted objects carry the ``cluster.x-k8s.io/conversion-data`` annotation), and a conversion
+that fails is that webhook's 500. Each version has its own subresources (DockerMachineTemplate has a
+status subresource in v1beta2 only), and server-side apply keeps each managedFields entry in its own
+apiVersion, comparing a write in every entry's version (:class:`~clusterclass.apiserver.apply.fieldmanager.Versions`).
 
 What the embedded cluster's controllers would do later, the store does at the end of the write
 that causes it, before the write returns: the garbage collector (:mod:`clusterclass.apiserver.gc`)
@@ -63,6 +74,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NoReturn
 
 from clusterclass import fielderrors as fe
+from clusterclass.api.contracts import CrdContracts, version_priority
+from clusterclass.api.conversion import ApiVersions, ConversionError
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj, split_api_version
@@ -163,6 +176,26 @@ class KindInfo:
     scale_subresource: bool = False
     #: the parsed CRD (schemas for decoding, defaulting, validation, field types); None for built-in kinds
     schema: CrdInfo | None = field(default=None, compare=False, repr=False)
+    #: the versions with a status subresource, when the CRD's versions differ (None: ``status_subresource`` for all)
+    status_versions: frozenset[str] | None = None
+    #: the versions with a scale subresource, when the CRD's versions differ (None: ``scale_subresource`` for all)
+    scale_versions: frozenset[str] | None = None
+
+    def has_status(self, api_version: str) -> bool:
+        """Whether the kind has a status subresource in ``api_version`` (``group/version`` or a bare version).
+
+        A CRD's versions each have their own subresources (kube-apiserver serves each version with its own
+        strategy): in a version without one, ``status`` is written with the rest of the object.
+        """
+        if self.status_versions is None:
+            return self.status_subresource
+        return api_version.rpartition("/")[2] in self.status_versions
+
+    def has_scale(self, api_version: str) -> bool:
+        """Whether the kind has a scale subresource in ``api_version`` (``group/version`` or a bare version)."""
+        if self.scale_versions is None:
+            return self.scale_subresource
+        return api_version.rpartition("/")[2] in self.scale_versions
 
     @property
     def resource(self) -> str:
@@ -301,6 +334,7 @@ class MemoryStore:
             bookmark_interval=bookmark_interval,
         )
         self._gc = GarbageCollector(self, clock=clock)
+        self._api_versions = _StoreApiVersions(self)
         self._state = SqliteState(state_path, synchronous=durability) if state_path is not None else None
         stored: list[Obj] = []
         if self._state is not None:
@@ -435,8 +469,8 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             group, version = split_api_version(api_version)
-            subresources = {"status"} if info.status_subresource else set()
-            if info.scale_subresource:
+            subresources = {"status"} if info.has_status(version) else set()
+            if info.has_scale(version):
                 subresources.add("scale")
             return Resource(group, version, kind, info.plural, info.namespaced, frozenset(subresources))
 
@@ -451,7 +485,7 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             stored = self._stored(info, self._namespace(info, namespace), name)
-            return _served(stored, api_version, info.schema)
+            return _served(stored, api_version, info.schema, self._api_versions)
 
     def list(
         self,
@@ -470,7 +504,7 @@ class MemoryStore:
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
-                _served(obj, api_version, info.schema)
+                _served(obj, api_version, info.schema, self._api_versions)
                 for (obj_namespace, _), obj in sorted(bucket.items())
                 if (not wanted or obj_namespace == wanted)
                 and selector.matches(obj["metadata"].get("labels"))
@@ -515,7 +549,7 @@ class MemoryStore:
                 current_objects=lambda: ((key[0], bucket[key]) for key in sorted(bucket)),
                 bookmarks=bookmarks,
                 timeout_seconds=timeout_seconds,
-                serve=functools.partial(_served_at, schema=info.schema),
+                serve=functools.partial(_served_at, schema=info.schema, api_versions=self._api_versions),
             )
 
     def compact(self) -> None:
@@ -598,6 +632,8 @@ class MemoryStore:
         api_version, info = self._object_kind(obj)
         new = json_copy(obj)
         found = self._decode(info, new, api_version, field_validation, applied=applied)
+        if warnings is not None:
+            warnings.extend(found)  # decoding warns whatever the write then answers, as kube-apiserver's decoder
         meta = new["metadata"]
         namespace = self._namespace(info, meta.get("namespace"), what="the object")
         if info.namespaced:
@@ -618,7 +654,7 @@ class MemoryStore:
         meta["creationTimestamp"] = rfc3339(self._clock())
         if info.generation:
             meta["generation"] = 1
-        if info.status_subresource:
+        if info.has_status(api_version):
             new.pop("status", None)
         kind_key = (info.group, info.kind)
         if kind_key == _NAMESPACE:
@@ -628,15 +664,15 @@ class MemoryStore:
         if (namespace, name) in self._objects[kind_key]:
             raise AlreadyExists.new(f'{info.resource} "{name}" already exists', details=self._details(info, name))
         if warnings is not None:
-            warnings.extend(found)
             warnings.extend(finalizer_warnings(new))
+        stored = self._storable(info, new)
         if dry_run:
-            return _served(new, api_version)
+            return _served(stored, api_version, info.schema, self._api_versions)
         with self._writing():
-            self._put(info, new)
+            self._put(info, stored)
             if crd_info is not None:
                 self._install_crd(new, crd_info)
-        return _served(new, api_version)
+        return _served(stored, api_version, info.schema, self._api_versions)
 
     def update(
         self,
@@ -702,12 +738,16 @@ class MemoryStore:
         """
         with self._lock:
             info = self.kind_info(api_version, kind)
-            if status and not info.status_subresource:
-                raise NotFound.new("the server could not find the requested resource")
+            if status and not info.has_status(api_version):
+                raise subresource_not_found(info, name)
             namespace = self._namespace(info, namespace)
             stored = self._stored(info, namespace, name)
             # both patch functions copy what they patch: the stored object itself is safe to hand them
-            current = stored if stored.get("apiVersion") == api_version else _served(stored, api_version, info.schema)
+            current = (
+                stored
+                if stored.get("apiVersion") == api_version
+                else _served(stored, api_version, info.schema, self._api_versions)
+            )
             if patch_type == "merge":
                 if not isinstance(patch, dict):
                     raise BadRequest.new("the merge patch must be a JSON object")
@@ -779,17 +819,17 @@ class MemoryStore:
         """
         with self._lock:
             api_version, info = self._object_kind(obj)
-            if status and not info.status_subresource:
-                raise NotFound.new("the server could not find the requested resource")
             meta = obj["metadata"]
             name = meta.get("name")
+            if status and not info.has_status(api_version):
+                raise subresource_not_found(info, str(name or ""))
             if not name or not isinstance(name, str):
                 raise BadRequest.new("resource name may not be empty")
             namespace = self._namespace(info, meta.get("namespace"), what="the object")
             stored = self._objects[(info.group, info.kind)].get((namespace, name))
             if stored is None and status:
                 raise NotFound.new(f'{info.resource} "{name}" not found', details=self._details(info, name))
-            live = None if stored is None else _served(stored, api_version, info.schema)
+            live = None if stored is None else _served(stored, api_version, info.schema, self._api_versions)
             result = ssa_apply(
                 live,
                 obj,
@@ -797,9 +837,10 @@ class MemoryStore:
                 force=force,
                 types=self._field_types(info, api_version),
                 subresource="status" if status else None,
-                has_status_subresource=info.status_subresource,
+                has_status_subresource=info.has_status(api_version),
                 api_version=api_version,
                 now=rfc3339(self._clock()),
+                versions=self._versions(info),
             )
             if stored is None:
                 return self._create(
@@ -879,10 +920,10 @@ class MemoryStore:
                     )
             if dry_run:
                 marked = self._marked_for_deletion(info, stored, propagation_policy)
-                return None if marked is None else _served(marked, api_version, info.schema)
+                return None if marked is None else _served(marked, api_version, info.schema, self._api_versions)
             with self._writing():
                 marked = self._delete_object(info, stored, propagation_policy)
-            return None if marked is None else _served(marked, api_version, info.schema)
+            return None if marked is None else _served(marked, api_version, info.schema, self._api_versions)
 
     # -- internals: writes ---------------------------------------------------------------------------
 
@@ -905,17 +946,26 @@ class MemoryStore:
         ``obj`` is the store's own (a patch result shares nothing with the caller), so it is not copied.
         """
         api_version, info = self._object_kind(obj)
-        if status_only and not info.status_subresource:
-            raise NotFound.new("the server could not find the requested resource")
+        if status_only and not info.has_status(api_version):
+            raise subresource_not_found(info, str(obj["metadata"].get("name") or ""))
         kind_key = (info.group, info.kind)
         incoming = obj if owned else json_copy(obj)
         found = self._decode(info, incoming, api_version, field_validation, applied=applied)
+        if warnings is not None:
+            warnings.extend(found)
         meta = incoming["metadata"]
         name = str(meta.get("name") or "")
         if not name:
             raise BadRequest.new("resource name may not be empty")
         namespace = self._namespace(info, meta.get("namespace"), what="the object")
-        old = self._stored(info, namespace, name)
+        stored_old = self._stored(info, namespace, name)
+        # the update is checked against the stored object as served in the request's version, as kube-apiserver
+        # converts it for the strategy; the result is stored in the storage version
+        old = (
+            stored_old
+            if stored_old.get("apiVersion") == api_version
+            else _served(stored_old, api_version, info.schema, self._api_versions)
+        )
         old_meta = old["metadata"]
         wanted_version = meta.get("resourceVersion")
         wanted_uid = meta.get("uid")
@@ -969,7 +1019,7 @@ class MemoryStore:
                 new_meta["namespace"] = namespace
             else:
                 new_meta.pop("namespace", None)
-            if info.status_subresource:
+            if info.has_status(api_version):
                 if "status" in old:
                     new["status"] = old["status"]
                 else:
@@ -977,7 +1027,7 @@ class MemoryStore:
             if kind_key == _NAMESPACE:
                 builtins.update_namespace(new, old)
             if info.generation and old_meta.get("generation"):
-                ignored = ("metadata", "status") if info.status_subresource else ("metadata",)
+                ignored = ("metadata", "status") if info.has_status(api_version) else ("metadata",)
                 if not _same_except(old, new, ignored):
                     new_meta["generation"] = old_meta["generation"] + 1
         new["apiVersion"] = api_version
@@ -985,21 +1035,37 @@ class MemoryStore:
         self._validate(info, new, old, api_version, status=status_only)
         crd_info = self._prepare_crd(new, old) if kind_key == _CRD and not status_only else None
         if warnings is not None:
-            warnings.extend(found)
             warnings.extend(finalizer_warnings(new, old))
-        if _same_except(old, new, ()) or dry_run:
-            return _served(new, api_version)
+        stored_new = self._storable(info, new)
+        if _same_except(stored_old, stored_new, ()) or dry_run:
+            return _served(stored_new, api_version, info.schema, self._api_versions)
         with self._writing():
             if new["metadata"].get("deletionTimestamp") and not _holds(kind_key, new):
                 # removed; kube-apiserver answers with the object as sent (at the old resourceVersion) and
                 # watchers see the last stored state, finalizers included, at the removal's resourceVersion
-                self._drop(info, old)
-                self._after_removal(info, old)
-            else:
-                self._put(info, new)
-                if crd_info is not None:
-                    self._install_crd(new, crd_info)
-        return _served(new, api_version)
+                self._drop(info, stored_old)
+                self._after_removal(info, stored_old)
+                return _served(new, api_version)
+            self._put(info, stored_new)
+            if crd_info is not None:
+                self._install_crd(new, crd_info)
+        return _served(stored_new, api_version, info.schema, self._api_versions)
+
+    def _storable(self, info: KindInfo, obj: Obj) -> Obj:
+        """``obj`` (decoded, validated, in its request version) as it is stored: in the storage version."""
+        schema = info.schema
+        if schema is None:
+            return obj
+        try:
+            return schema.to_storage(obj, self._api_versions)
+        except ConversionError as err:
+            raise conversion_failed(schema, schema.api_version(schema.storage_version), err) from None
+
+    def _versions(self, info: KindInfo) -> _KindVersions | None:
+        """The kind's versions for managedFields entries recorded in another one (None: it has only one)."""
+        if info.schema is None or len(info.versions) < 2:
+            return None
+        return _KindVersions(self, info)
 
     def _field_types(self, info: KindInfo, api_version: str) -> FieldTypes:
         """How server-side apply sees the kind in ``api_version``: its CRD schema's, or ObjectMeta's only."""
@@ -1028,9 +1094,10 @@ class MemoryStore:
             manager=manager or DEFAULT_FIELD_MANAGER,
             types=self._field_types(info, api_version),
             subresource=subresource,
-            has_status_subresource=info.status_subresource,
+            has_status_subresource=info.has_status(api_version),
             api_version=api_version,
             now=rfc3339(self._clock()),
+            versions=self._versions(info),
         )
         meta = new["metadata"]
         if entries:
@@ -1324,17 +1391,22 @@ class MemoryStore:
     def _crd_info(self, name: str, crd_info: CrdInfo) -> KindInfo:
         """The kind a parsed CRD serves."""
         served = [crd_info.versions[version] for version in crd_info.served_versions]
+        with_status = frozenset(version.name for version in served if version.status_subresource)
+        with_scale = frozenset(version.name for version in served if version.scale is not None)
+        names = frozenset(version.name for version in served)
         return KindInfo(
             group=crd_info.group,
             kind=crd_info.kind,
             plural=crd_info.plural,
             namespaced=crd_info.namespaced,
-            status_subresource=any(version.status_subresource for version in served),
+            status_subresource=bool(with_status),
             generation=True,
-            versions=frozenset(version.name for version in served),
+            versions=names,
             crd=name,
-            scale_subresource=any(version.scale is not None for version in served),
+            scale_subresource=bool(with_scale),
             schema=crd_info,
+            status_versions=with_status if with_status and with_status != names else None,
+            scale_versions=with_scale if with_scale and with_scale != names else None,
         )
 
     def _install_crd(self, crd: Obj, crd_info: CrdInfo, *, bump: bool = True) -> None:
@@ -1498,20 +1570,97 @@ def _holds(kind_key: KindKey, obj: Obj) -> bool:
     return kind_key == _NAMESPACE and bool((obj.get("spec") or {}).get("finalizers"))
 
 
-def _served(obj: Obj, api_version: str, schema: CrdInfo | None = None) -> Obj:
-    """A deep copy of stored ``obj`` as served in ``api_version`` (conversion strategy ``None``).
+def _served(obj: Obj, api_version: str, schema: CrdInfo | None = None, api_versions: ApiVersions | None = None) -> Obj:
+    """A deep copy of stored ``obj`` as served in ``api_version``.
 
-    Served in another version than it is stored in, a custom resource is pruned to that version's schema.
+    Served in another version than it is stored in, a custom resource is converted (its CRD's strategy:
+    ``None`` rewrites apiVersion, ``Webhook`` runs the Cluster API conversions) and pruned to that version's
+    schema. A conversion that fails is kube-apiserver's 500 for a failing conversion webhook.
     """
     served = _stored_copy(obj)
     if schema is not None and served.get("apiVersion") != api_version:
-        schema.convert(served, split_api_version(api_version)[1])
+        try:
+            served = schema.convert(served, split_api_version(api_version)[1], api_versions)
+        except ConversionError as err:
+            raise conversion_failed(schema, api_version, err) from None
     served["apiVersion"] = api_version
     return served
 
 
-def _served_at(obj: Obj, api_version: str, resource_version: int, schema: CrdInfo | None = None) -> Obj:
+def _served_at(
+    obj: Obj,
+    api_version: str,
+    resource_version: int,
+    schema: CrdInfo | None = None,
+    api_versions: ApiVersions | None = None,
+) -> Obj:
     """A copy of stored ``obj`` in ``api_version``, carrying ``resource_version`` (for watch events)."""
-    served = _served(obj, api_version, schema)
+    served = _served(obj, api_version, schema, api_versions)
     served["metadata"]["resourceVersion"] = str(resource_version)
     return served
+
+
+def subresource_not_found(info: KindInfo, name: str) -> NotFound:
+    """kube-apiserver's 404 for a subresource the kind does not have in the request's version.
+
+    A built-in kind's path is not served at all; a CRD's handler answers every path under an object and, for a
+    subresource the version does not have, says the object is not found.
+    """
+    if info.schema is None:
+        return NotFound.new("the server could not find the requested resource")
+    details: dict[str, Any] = {"name": name, "group": info.group, "kind": info.plural}
+    return NotFound.new(f'{info.resource} "{name}" not found', details=details)
+
+
+def conversion_failed(schema: CrdInfo, api_version: str, err: ConversionError) -> ApiError:
+    """kube-apiserver's answer when a CRD's conversion webhook fails: 500 ``conversion webhook for ... failed``."""
+    return ApiError(
+        make_status(500, "InternalError", f"conversion webhook for {api_version}, Kind={schema.kind} failed: {err}")
+    )
+
+
+class _KindVersions:
+    """One kind's served versions, as the field manager asks for them (``fieldmanager.Versions``)."""
+
+    def __init__(self, store: MemoryStore, info: KindInfo) -> None:
+        self._store = store
+        self._info = info
+
+    def types(self, api_version: str) -> FieldTypes | None:
+        try:
+            version = split_api_version(api_version)[1]
+        except ValueError:
+            return None
+        if version not in self._info.versions:
+            return None
+        return self._store._field_types(self._info, api_version)
+
+    def convert(self, obj: Obj, api_version: str) -> Obj | None:
+        schema = self._info.schema
+        if schema is None:
+            return None
+        try:
+            return _served(obj, api_version, schema, self._store._api_versions)
+        except ApiError:
+            return None
+
+
+class _StoreApiVersions:
+    """The store's CRDs as the :class:`~clusterclass.api.conversion.ApiVersions` of its conversions: a contract
+    reference ``{apiGroup, kind}`` is read at the newest version of the newest contract its CRD labels name.
+
+    A kind whose CRD has no contract labels, or a built-in kind (tests point references at ConfigMaps), is read at
+    its newest served version, what discovery would prefer.
+    """
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def api_version(self, group: str, kind: str) -> str:
+        info = self._store._kinds.get((group, kind))
+        crd = self._store._objects[_CRD].get(("", info.crd)) if info is not None and info.crd else None
+        contracts = CrdContracts([crd] if crd is not None else [])
+        if info is not None and (crd is None or not contracts.labelled(group, kind)):
+            newest = max(info.versions, key=version_priority)
+            return f"{group}/{newest}" if group else newest
+        return contracts.api_version(group, kind)

@@ -8,8 +8,10 @@ client does. :class:`CacheReader` is that reader, with the semantics of
 :class:`~clusterclass.apiserver.store_reader.StoreReader` (the same reader over a store in this process),
 so the pipeline cannot tell them apart:
 
-- lookups are by API group and kind, whatever version was asked for (the informer's version is
-  what is served);
+- lookups are by API group and kind; an object is answered in the version asked for, converted from the
+  informer's (:mod:`clusterclass.api.conversion`, as the API server would serve it) when the conversions know
+  both versions of the kind, else in the informer's version. Conversions are kept per object and
+  resourceVersion, so a reconcile that reads an object again pays for one conversion;
 - ``get`` returns None for a missing object; the namespace ``""`` names a cluster-scoped object,
   and asking for a namespaced kind with ``""`` is the store's BadRequest;
 - ``list`` returns the objects in exactly the namespace asked for (``""``: cluster-scoped ones
@@ -27,8 +29,11 @@ which are all it reads).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
+from clusterclass.api.contracts import bundled_contracts
+from clusterclass.api.conversion import ApiVersions, ConversionError, conversion_for, convert
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, group_of, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
@@ -67,10 +72,45 @@ class CacheReader:
     children); an informer of all namespaces covers every namespace.
     """
 
-    def __init__(self, informers: Iterable[Informer] = ()) -> None:
+    #: conversions kept (objects × versions asked for)
+    CONVERTED_KEPT = 50_000
+
+    def __init__(self, informers: Iterable[Informer] = (), *, api_versions: ApiVersions | None = None) -> None:
         self._informers: dict[tuple[str, str], list[Informer]] = {}
+        #: the reference versions a conversion writes: the management cluster's CRDs (the manager sets them)
+        self.api_versions: ApiVersions = api_versions if api_versions is not None else bundled_contracts()
+        self._converted: OrderedDict[tuple[str, str, str], Obj] = OrderedDict()
         for informer in informers:
             self.add(informer)
+
+    def _served(self, obj: Obj, api_version: str) -> Obj:
+        """A copy of cached ``obj`` in ``api_version`` (module doc)."""
+        have = str(obj.get("apiVersion") or "")
+        if have == api_version or "/" not in api_version:
+            return json_copy(obj)  # type: ignore[no-any-return]
+        group, _, version = api_version.rpartition("/")
+        conversion = conversion_for(group, str(obj.get("kind") or ""))
+        known = conversion.versions if conversion is not None else ()
+        if version not in known or have.rpartition("/")[2] not in known:
+            return json_copy(obj)  # type: ignore[no-any-return]
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("uid") or id(obj)), str(meta.get("resourceVersion") or ""), api_version)
+        converted = self._converted.get(key)
+        if converted is None:
+            try:
+                converted = convert(obj, api_version, api_versions=self.api_versions)
+            except ConversionError as err:
+                raise CacheError(
+                    f"cannot serve {obj.get('kind')} {name_of(obj)} as {api_version}: {err}",
+                    api_version=api_version,
+                    kind=str(obj.get("kind")),
+                ) from err
+            self._converted[key] = converted
+            if len(self._converted) > self.CONVERTED_KEPT:
+                self._converted.popitem(last=False)
+        else:
+            self._converted.move_to_end(key)
+        return json_copy(converted)  # type: ignore[no-any-return]
 
     def add(self, informer: Informer) -> None:
         """Serve reads of the informer's group and kind from it."""
@@ -109,8 +149,7 @@ class CacheReader:
             else:
                 found = informer.cache.get(object_key(None, name))
             if found is not None:
-                copied: Obj = json_copy(found)
-                return copied
+                return self._served(found, api_version)
         return None
 
     def list(self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str | None]) -> list[Obj]:
@@ -120,7 +159,7 @@ class CacheReader:
             for obj in _candidates(informer, namespace, labels):
                 if namespace_of(obj) == namespace and selector.matches(labels_of(obj)):
                     found.setdefault(name_of(obj), obj)
-        return [json_copy(found[name]) for name in sorted(found)]
+        return [self._served(found[name], api_version) for name in sorted(found)]
 
 
 def _namespaced(informer: Informer) -> bool:

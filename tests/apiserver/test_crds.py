@@ -17,6 +17,7 @@ from support.crds import crd_version, make_crd
 from support.real_apiserver import RealApiServer
 
 from clusterclass.apiserver.apply.fieldtypes import ITEM, VALUE
+from clusterclass.apiserver.crd.controllers import bundled_crds
 from clusterclass.apiserver.crd.definitions import CrdInfo, default_crd, load_bundled_crds, parse_crd
 from clusterclass.kube.errors import ApiError, BadRequest, Invalid
 
@@ -1006,23 +1007,64 @@ def test_defaulted_crd_names_and_conversion() -> None:
 
 
 def test_the_bundled_cluster_api_crds() -> None:
+    """Upstream Cluster API v1.14's CRDs: every kind serves v1beta1 (v1alpha1 for ExtensionConfig) and v1beta2,
+    stores v1beta2, and carries both contract labels; installed, those serving several versions convert through
+    the conversion webhook."""
     crds = load_bundled_crds()
     assert len(crds) == 18
     infos = {info.kind: info for info in map(parse_crd, crds)}
     cluster = infos["Cluster"]
     assert (cluster.resource, cluster.storage_version, cluster.served_versions) == (
         "clusters.cluster.x-k8s.io",
-        "v1beta1",
-        ["v1beta1"],
+        "v1beta2",
+        ["v1beta1", "v1beta2"],
     )
     assert cluster.short_names == ("cl",) and cluster.categories == ("cluster-api",) and cluster.namespaced
-    assert not infos["ExtensionConfig"].namespaced
-    md = infos["MachineDeployment"].versions["v1beta1"]
-    assert md.status_subresource and md.scale is not None and md.scale.spec_replicas_path == ".spec.replicas"
+    extension_config = infos["ExtensionConfig"]
+    assert not extension_config.namespaced
+    assert (extension_config.storage_version, extension_config.served_versions) == ("v1beta2", ["v1alpha1", "v1beta2"])
+    for crd in crds:
+        kind = crd["spec"]["names"]["kind"]
+        assert infos[kind].storage_version == "v1beta2", kind
+        assert crd["metadata"]["labels"] == {
+            "cluster.x-k8s.io/v1beta1": "v1beta1",
+            "cluster.x-k8s.io/v1beta2": "v1beta2",
+        }
+        assert "conversion" not in crd["spec"], kind  # the files name no webhook: installing adds it
+        assert not infos[kind].converts  # as a CRD with strategy None: apiVersion rewritten only
+    for version in ("v1beta1", "v1beta2"):
+        md = infos["MachineDeployment"].versions[version]
+        assert md.status_subresource and md.scale is not None and md.scale.spec_replicas_path == ".spec.replicas"
+    # subresources are per version: DockerMachineTemplate has a status (and a status subresource) in v1beta2 only
     assert not infos["DockerMachineTemplate"].versions["v1beta1"].status_subresource
+    assert infos["DockerMachineTemplate"].versions["v1beta2"].status_subresource
     assert parse_crd(load_bundled_crds()[0]) is parse_crd(crds[0])  # compiled once per spec
     crds[0]["spec"]["group"] = "changed"
     assert load_bundled_crds()[0]["spec"]["group"] != "changed"  # callers get copies
+
+
+def test_installed_cluster_api_crds_convert_through_the_webhook() -> None:
+    """What every store installs: the bundled CRDs with Cluster API's conversion webhook, as ``config/crd`` and
+    clusterctl install them (the embedded cluster answers it in process)."""
+    installed = bundled_crds()
+    assert [crd["metadata"]["name"] for crd in installed] == [crd["metadata"]["name"] for crd in load_bundled_crds()]
+    for crd in installed:
+        assert crd["spec"]["conversion"] == {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "service": {
+                        "namespace": "clusterclass-system",
+                        "name": "clusterclass-webhook-service",
+                        "path": "/convert",
+                        "port": 443,
+                    }
+                },
+            },
+        }
+        info = parse_crd(crd)
+        assert (info.conversion, info.converts) == ("Webhook", True)
 
 
 def test_cluster_api_defaults_and_refusals() -> None:
@@ -1112,9 +1154,20 @@ def test_cluster_api_list_and_map_types() -> None:
         "map",
         ("name",),
     )
-    cluster = infos["Cluster"].versions["v1beta1"].field_types
-    assert cluster.map_is_atomic(("spec", "controlPlaneRef"))
-    assert cluster.list_type(("spec", "topology", "workers", "machineDeployments")) == ("atomic", ())
+    assert infos["ExtensionConfig"].versions["v1beta2"].field_types.list_type(("status", "handlers")) == (
+        "map",
+        ("name",),
+    )
+    v1beta1 = infos["Cluster"].versions["v1beta1"].field_types
+    v1beta2 = infos["Cluster"].versions["v1beta2"].field_types
+    # v1beta1's controlPlaneRef is an ObjectReference (atomic); v1beta2's a ContractVersionedObjectReference
+    assert v1beta1.map_is_atomic(("spec", "controlPlaneRef"))
+    assert not v1beta2.map_is_atomic(("spec", "controlPlaneRef"))
+    for types in (v1beta1, v1beta2):
+        assert types.list_type(("spec", "topology", "workers", "machineDeployments")) == ("map", ("name",))
+    # v1beta2's conditions are metav1.Conditions, a map keyed by type; v1beta1's stay an atomic list
+    assert v1beta1.list_type(("status", "conditions")) == ("atomic", ())
+    assert v1beta2.list_type(("status", "conditions")) == ("map", ("type",))
 
 
 # -- parity with the real kube-apiserver ----------------------------------------------------------

@@ -69,16 +69,21 @@ async def test_discovery(client: MemoryClient) -> None:
 
 
 async def test_update_status_and_status_patches_change_only_status(client: MemoryClient) -> None:
-    created = await client.create(cluster(paused=False))
-    status = await client.update_status({**created, "spec": {"paused": True}, "status": {"phase": "A"}})
-    assert (status["spec"], status["status"]) == ({"paused": False}, {"phase": "A"})
+    created = await client.create(cluster(paused=True))
+    status = await client.update_status({**created, "spec": {"paused": False}, "status": {"phase": "Pending"}})
+    assert (status["spec"], status["status"]) == ({"paused": True}, {"phase": "Pending"})
     patched = await client.patch(
-        CAPI, "Cluster", "c1", {"spec": {"paused": True}, "status": {"phase": "B"}}, namespace="default", status=True
+        CAPI,
+        "Cluster",
+        "c1",
+        {"spec": {"paused": False}, "status": {"phase": "Provisioning"}},
+        namespace="default",
+        status=True,
     )
-    assert (patched["spec"], patched["status"]) == ({"paused": False}, {"phase": "B"})
-    dry = await client.update_status({**patched, "status": {"phase": "C"}}, dry_run=True)
-    assert dry["status"] == {"phase": "C"}
-    assert (await client.get(CAPI, "Cluster", "c1", namespace="default"))["status"] == {"phase": "B"}
+    assert (patched["spec"], patched["status"]) == ({"paused": True}, {"phase": "Provisioning"})
+    dry = await client.update_status({**patched, "status": {"phase": "Provisioned"}}, dry_run=True)
+    assert dry["status"] == {"phase": "Provisioned"}
+    assert (await client.get(CAPI, "Cluster", "c1", namespace="default"))["status"] == {"phase": "Provisioning"}
     with pytest.raises(NotFound):  # ConfigMaps have no status subresource
         await client.patch("v1", "ConfigMap", "x", {}, namespace="default", status=True)
 
@@ -140,26 +145,31 @@ async def test_apply_creates_updates_and_conflicts(client: MemoryClient) -> None
 
 
 async def test_apply_runs_the_schema_and_the_status_subresource(client: MemoryClient) -> None:
-    machine_set = {
-        "apiVersion": CAPI,
-        "kind": "MachineSet",
-        "metadata": {"name": "ms", "namespace": "default"},
+    kcp_version = "controlplane.cluster.x-k8s.io/v1beta1"
+    control_plane = {
+        "apiVersion": kcp_version,
+        "kind": "KubeadmControlPlane",
+        "metadata": {"name": "kcp", "namespace": "default"},
         "spec": {
-            "clusterName": "c1",
-            "selector": {"matchLabels": {"a": "b"}},
-            "template": {
-                "metadata": {"labels": {"a": "b"}},
-                "spec": {"clusterName": "c1", "bootstrap": {"dataSecretName": "s"}, "infrastructureRef": {}},
+            "version": "v1.30.0",
+            "kubeadmConfigSpec": {},
+            "machineTemplate": {
+                "infrastructureRef": {
+                    "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "kind": "DockerMachineTemplate",
+                    "name": "t",
+                }
             },
         },
     }
-    created = await client.apply(machine_set, field_manager="me")
-    assert created["spec"]["replicas"] == 1  # defaulted, not owned by the applier
-    assert "f:replicas" not in created["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
+    created = await client.apply(control_plane, field_manager="me")
+    # defaulted by the v1beta1 schema, not owned by the applier
+    assert created["spec"]["rolloutStrategy"] == {"rollingUpdate": {"maxSurge": 1}, "type": "RollingUpdate"}
+    assert "f:rolloutStrategy" not in created["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
     with pytest.raises(Invalid):
-        await client.apply({**machine_set, "spec": {**machine_set["spec"], "clusterName": ""}}, field_manager="me")
+        await client.apply({**control_plane, "spec": {**control_plane["spec"], "version": ""}}, field_manager="me")
     status = await client.apply(
-        {"apiVersion": CAPI, "kind": "MachineSet", "metadata": {"name": "ms", "namespace": "default"},
+        {"apiVersion": kcp_version, "kind": "KubeadmControlPlane", "metadata": {"name": "kcp", "namespace": "default"},
          "status": {"replicas": 3}},
         field_manager="status-writer",
         status=True,
@@ -170,7 +180,11 @@ async def test_apply_runs_the_schema_and_the_status_subresource(client: MemoryCl
     assert entry["subresource"] == "status"
     with pytest.raises(NotFound):
         await client.apply(
-            {"apiVersion": CAPI, "kind": "MachineSet", "metadata": {"name": "x", "namespace": "default"}},
+            {
+                "apiVersion": kcp_version,
+                "kind": "KubeadmControlPlane",
+                "metadata": {"name": "x", "namespace": "default"},
+            },
             field_manager="me",
             status=True,
         )

@@ -7,11 +7,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj
 from clusterclass.kube.client import Client, WatchEvent
 from clusterclass.kube.errors import ApiError
 
 CAPI = "cluster.x-k8s.io/v1beta1"
+#: the storage version of every Cluster API kind (v1beta1 is served too, converted by the conversion webhook)
+CAPI_V1BETA2 = "cluster.x-k8s.io/v1beta2"
+#: a Cluster's spec that survives the round trip through v1beta2 unchanged (``paused: false`` does not: v1beta2's
+#: ``paused`` is a ``*bool`` with omitempty, so upstream's conversion drops a false one)
+CLUSTER_SPEC: dict[str, Any] = {"controlPlaneEndpoint": {"host": "cp.example.com", "port": 6443}}
 
 
 @dataclass
@@ -53,12 +59,12 @@ def cluster(namespace: str, name: str, spec: dict[str, Any] | None = None, **met
         "apiVersion": CAPI,
         "kind": "Cluster",
         "metadata": {"name": name, "namespace": namespace, **meta},
-        "spec": spec if spec is not None else {"paused": False},
+        "spec": spec if spec is not None else json_copy(CLUSTER_SPEC),
     }
 
 
 def machine_set(namespace: str, name: str, spec: dict[str, Any] | None = None, **meta: Any) -> Obj:
-    """A valid Cluster API MachineSet (its schema has defaults, required fields and an enum)."""
+    """A valid Cluster API MachineSet (its schema has required fields and an enum)."""
     default_spec: dict[str, Any] = {
         "clusterName": "c1",
         "selector": {"matchLabels": {"set": name}},
@@ -77,6 +83,36 @@ def machine_set(namespace: str, name: str, spec: dict[str, Any] | None = None, *
         "metadata": {"name": name, "namespace": namespace, **meta},
         "spec": spec if spec is not None else default_spec,
     }
+
+
+#: what KubeadmControlPlane v1beta1's schema defaults ``spec.rolloutStrategy`` to (v1beta2's has no default)
+ROLLOUT_STRATEGY_DEFAULT: dict[str, Any] = {"rollingUpdate": {"maxSurge": 1}, "type": "RollingUpdate"}
+
+
+def control_plane(namespace: str, name: str, **spec: Any) -> Obj:
+    """A valid KubeadmControlPlane v1beta1: its schema defaults ``spec.rolloutStrategy`` when it is missing."""
+    return {
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta1",
+        "kind": "KubeadmControlPlane",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "version": "v1.30.0",
+            "kubeadmConfigSpec": {},
+            "machineTemplate": {
+                "infrastructureRef": {
+                    "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "kind": "DockerMachineTemplate",
+                    "name": "t",
+                }
+            },
+            **spec,
+        },
+    }
+
+
+#: the cause kube-apiserver adds when a schema's CEL rules (``x-kubernetes-validations``) were not run because
+#: of other errors; every v1.14 Cluster API schema has such rules somewhere
+RULES_NOT_CHECKED = ("FieldValueInvalid", "<nil>")
 
 
 def rv(obj: Obj) -> int:

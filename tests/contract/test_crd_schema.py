@@ -5,25 +5,38 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from contract_support import CAPI, assert_status, causes, cluster, machine_set
+from contract_support import (
+    CAPI,
+    CAPI_V1BETA2,
+    ROLLOUT_STRATEGY_DEFAULT,
+    RULES_NOT_CHECKED,
+    assert_status,
+    causes,
+    cluster,
+    control_plane,
+    machine_set,
+)
 
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import Invalid
 
 
 async def test_create_defaults_missing_fields(client: Client, namespace: str) -> None:
-    created = await client.create(machine_set(namespace, "ms"))
-    assert created["spec"]["replicas"] == 1
-    explicit = machine_set(namespace, "zero")
-    explicit["spec"]["replicas"] = 0
-    assert (await client.create(explicit))["spec"]["replicas"] == 0
+    created = await client.create(control_plane(namespace, "kcp"))
+    assert created["spec"]["rolloutStrategy"] == ROLLOUT_STRATEGY_DEFAULT
+    zero_surge = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0}}
+    explicit = await client.create(control_plane(namespace, "explicit", rolloutStrategy=zero_surge))
+    assert explicit["spec"]["rolloutStrategy"] == zero_surge
 
 
 async def test_update_defaults_a_removed_field_again(client: Client, namespace: str) -> None:
-    created = await client.create(machine_set(namespace, "ms"))
-    spec = {k: v for k, v in created["spec"].items() if k != "replicas"}
-    updated = await client.update({**created, "spec": {**spec, "minReadySeconds": 5}})
-    assert updated["spec"]["replicas"] == 1
+    created = await client.create(control_plane(namespace, "kcp"))
+    spec = {k: v for k, v in created["spec"].items() if k != "rolloutStrategy"}
+    # without the conversion-data annotation too, so nothing but the v1beta1 schema's default can bring it back
+    meta = {k: v for k, v in created["metadata"].items() if k != "annotations"}
+    updated = await client.update({**created, "metadata": meta, "spec": {**spec, "replicas": 3}})
+    assert updated["spec"]["rolloutStrategy"] == ROLLOUT_STRATEGY_DEFAULT
+    assert updated["spec"]["replicas"] == 3
 
 
 async def test_nested_defaults_apply_only_where_the_parent_exists(client: Client, namespace: str) -> None:
@@ -52,7 +65,7 @@ async def test_nested_defaults_apply_only_where_the_parent_exists(client: Client
     without_spec["spec"] = {"template": {}}
     with pytest.raises(Invalid) as invalid:
         await client.create(without_spec)
-    assert causes(invalid.value) == [("FieldValueRequired", "spec.template.spec")]
+    assert causes(invalid.value) == [RULES_NOT_CHECKED, ("FieldValueRequired", "spec.template.spec")]
 
 
 async def test_unknown_fields_are_pruned(client: Client, namespace: str) -> None:
@@ -132,15 +145,15 @@ async def test_status_is_validated_against_its_schema(client: Client, namespace:
     created = await client.create(cluster(namespace, "c1"))
     with pytest.raises(Invalid) as invalid:
         await client.update_status({**created, "status": {"infrastructureReady": "yes"}})
-    assert causes(invalid.value) == [("FieldValueTypeInvalid", "status.infrastructureReady")]
+    assert causes(invalid.value) == [RULES_NOT_CHECKED, ("FieldValueTypeInvalid", "status.infrastructureReady")]
     pruned = await client.update_status({**created, "status": {"phase": "Provisioned", "unknown": 1}})
     assert pruned["status"] == {"phase": "Provisioned"}
 
 
 async def test_metadata_of_a_custom_resource_is_not_pruned_into_spec(client: Client, namespace: str) -> None:
-    created = await client.create(
-        cluster(namespace, "c1", labels={"a": "b"}, annotations={"note": "kept"}, finalizers=["example.com/f"])
-    )
+    # in the storage version: a v1beta1 answer carries the conversion-data annotation besides the object's own
+    obj = cluster(namespace, "c1", labels={"a": "b"}, annotations={"note": "kept"}, finalizers=["example.com/f"])
+    created = await client.create({**obj, "apiVersion": CAPI_V1BETA2})
     assert created["metadata"]["labels"] == {"a": "b"}
     assert created["metadata"]["annotations"] == {"note": "kept"}
     assert created["metadata"]["finalizers"] == ["example.com/f"]

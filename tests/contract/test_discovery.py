@@ -55,10 +55,28 @@ CASES = [
             frozenset(),
         ),
     ),
+    # the storage version of each; subresources are per version (DockerMachineTemplate's status is v1beta2's)
+    (
+        "cluster.x-k8s.io/v1beta2",
+        "Cluster",
+        Resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters", True, frozenset({"status"})),
+    ),
+    (
+        "infrastructure.cluster.x-k8s.io/v1beta2",
+        "DockerMachineTemplate",
+        Resource(
+            "infrastructure.cluster.x-k8s.io",
+            "v1beta2",
+            "DockerMachineTemplate",
+            "dockermachinetemplates",
+            True,
+            frozenset({"status"}),
+        ),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("api_version", "kind", "expected"), CASES, ids=[c[1] for c in CASES])
+@pytest.mark.parametrize(("api_version", "kind", "expected"), CASES, ids=[f"{c[1]}-{c[0]}" for c in CASES])
 async def test_resource_of_a_kind(client: Client, api_version: str, kind: str, expected: Resource) -> None:
     assert await client.resource(api_version, kind) == expected
 

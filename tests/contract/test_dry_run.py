@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from contract_support import CAPI, cluster, config_map, machine_set, rv
+from contract_support import CAPI, ROLLOUT_STRATEGY_DEFAULT, cluster, config_map, control_plane, machine_set, rv
 
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import AlreadyExists, Conflict, Invalid, NotFound
@@ -30,8 +30,8 @@ async def test_dry_run_create_still_checks(client: Client, namespace: str) -> No
 
 
 async def test_dry_run_create_defaults_like_a_real_create(client: Client, namespace: str) -> None:
-    answer = await client.create(machine_set(namespace, "ms"), dry_run=True)
-    assert answer["spec"]["replicas"] == 1
+    answer = await client.create(control_plane(namespace, "kcp"), dry_run=True)
+    assert answer["spec"]["rolloutStrategy"] == ROLLOUT_STRATEGY_DEFAULT
     assert answer["metadata"]["generation"] == 1
 
 

@@ -33,11 +33,11 @@ async def test_merge_patch_replaces_lists(client: Client, namespace: str) -> Non
 
 
 async def test_merge_patch_of_a_custom_resource(client: Client, namespace: str) -> None:
-    await client.create(cluster(namespace, "c1", {"paused": False, "controlPlaneEndpoint": {"host": "h", "port": 1}}))
+    await client.create(cluster(namespace, "c1", {"paused": True, "controlPlaneEndpoint": {"host": "h", "port": 1}}))
     patched = await client.patch(
         CAPI, "Cluster", "c1", {"spec": {"controlPlaneEndpoint": {"port": 6443}}}, namespace=namespace
     )
-    assert patched["spec"] == {"paused": False, "controlPlaneEndpoint": {"host": "h", "port": 6443}}
+    assert patched["spec"] == {"paused": True, "controlPlaneEndpoint": {"host": "h", "port": 6443}}
     assert patched["metadata"]["generation"] == 2
 
 

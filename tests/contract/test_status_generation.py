@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from contract_support import CAPI, cluster, config_map, rv
+from contract_support import CAPI, CLUSTER_SPEC, cluster, config_map, rv
 
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import Conflict, NotFound
@@ -88,7 +88,7 @@ async def test_a_status_patch_changes_only_status(client: Client, namespace: str
         status=True,
     )
     assert patched["status"] == {"phase": "Provisioning"}
-    assert patched["spec"] == {"paused": False}
+    assert patched["spec"] == CLUSTER_SPEC
     assert patched["metadata"]["generation"] == 1
 
 

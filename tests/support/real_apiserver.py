@@ -14,7 +14,10 @@ closely enough that what passes here passes under envtest:
 - a kubeconfig for user ``admin`` in group ``system:masters`` (which bypasses RBAC), written as the
   embedded front writes its own (``clusterclass.apiserver.front.serving``);
 - ready when ``/readyz`` answers and namespace ``default`` exists; then the Cluster API CRDs the
-  package bundles are installed and discovery lists every served version of them.
+  package bundles are installed and discovery lists every served version of them. Those serving several
+  versions get their conversion webhook as ``config/crd`` installs it, here by URL: the harness serves
+  ``clusterclass.webhooks.conversion`` over TLS on a loopback port in a thread of its own (the bundled CRDs'
+  contract labels answer its reference versions), so a real kube-apiserver converts as the embedded one does.
 
 Setup talks to the servers with the standard library only, so the harness does not depend on the
 client it is used to test. Every process runs in its own process group and is stopped with SIGTERM,
@@ -29,6 +32,7 @@ management cluster would collect them: asynchronously, after the delete has answ
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import base64
 import contextlib
@@ -42,19 +46,90 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiohttp import web
+
+from clusterclass.api.contracts import CrdContracts
+from clusterclass.api.conversion import convertible
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.crd.definitions import load_bundled_crds
 from clusterclass.apiserver.front.serving import Credentials, client_ssl_context, kubeconfig, write_kubeconfig
 from clusterclass.kube.certs import CertificateAuthority, signing_key_pair
 from clusterclass.kube.client import Client
+from clusterclass.webhooks import conversion
+from clusterclass.webhooks.certificates import serving_certificate
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+class ConversionWebhook:
+    """``clusterclass.webhooks.conversion`` served over TLS on a loopback port, from a thread with its own loop."""
+
+    def __init__(self) -> None:
+        self.certificate = serving_certificate(["127.0.0.1"])
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="conversion-webhook", daemon=True)
+
+    @classmethod
+    def start(cls) -> ConversionWebhook:
+        webhook = cls()
+        webhook._thread.start()
+        asyncio.run_coroutine_threadsafe(webhook._serve(), webhook._loop).result(timeout=30)
+        return webhook
+
+    async def _serve(self) -> None:
+        contracts = CrdContracts(load_bundled_crds())
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        app.router.add_post(conversion.PATH, conversion.conversion_endpoint(lambda: contracts))
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        with tempfile.TemporaryDirectory() as directory:
+            self.certificate.write(Path(directory))
+            context.load_cert_chain(Path(directory) / "tls.crt", Path(directory) / "tls.key")
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = int(server.sockets[0].getsockname()[1])  # type: ignore[attr-defined]
+
+    def installed(self, crd: Obj) -> Obj:
+        """``crd`` with this webhook as its conversion, when it serves more than one version of a known kind."""
+        spec = crd["spec"]
+        served = [v for v in spec.get("versions") or [] if v.get("served")]
+        if len(served) < 2 or not convertible(spec.get("group", ""), spec["names"]["kind"]):
+            return crd
+        conversion_spec = {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{self.port}{conversion.PATH}",
+                    "caBundle": self.certificate.ca_bundle,
+                },
+            },
+        }
+        return {**crd, "spec": {**spec, "conversion": conversion_spec}}
+
+    def stop(self) -> None:
+        async def cleanup() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(cleanup(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+
 BUILD_SCRIPT = REPO / "scripts" / "build-apiserver.sh"
 
 #: envtest's default start and stop timeouts are 20s each; two shared cores need more to start
@@ -244,6 +319,7 @@ class RealApiServer:
         self.etcd_port = 0
         self.kubeconfig = Path()
         self.crds: list[dict[str, Any]] = []
+        self.conversion_webhook: ConversionWebhook | None = None
 
     # -- life cycle -----------------------------------------------------------------------------
 
@@ -267,7 +343,8 @@ class RealApiServer:
         try:
             self._start_processes()
             self._wait_for_default_namespace()
-            self.install_crds(load_bundled_crds())
+            self.conversion_webhook = ConversionWebhook.start()
+            self.install_crds([self.conversion_webhook.installed(crd) for crd in load_bundled_crds()])
             if self.controller_manager:
                 self._start_controller_manager()
         except BaseException:
@@ -278,6 +355,9 @@ class RealApiServer:
     def stop(self) -> None:
         """Stop kube-apiserver, then etcd; remove the temporary directory. Safe to call twice."""
         self._stop_processes()
+        if self.conversion_webhook is not None:
+            self.conversion_webhook.stop()
+            self.conversion_webhook = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -33,16 +33,26 @@ The behaviour is structured-merge-diff's, as kube-apiserver 1.37 runs it, checke
   ``ancient-changes``. An apply or update that changes nothing does not touch its entry's time, so
   a manager whose first apply changed nothing has an entry without ``time``.
 
+- **Versions**: each entry's fields are in its own ``apiVersion``. Given a :class:`Versions` (the kind's other
+  served versions and a way to convert to them), what a write changes is compared in every entry's version
+  (both objects converted there) to find that entry's conflicts and the fields it loses, as structured-merge-
+  diff's updater does; an applier whose last apply was in another version is pruned in that version, what the
+  managers own added back version by version (its own new set in the new version). Without one, every version
+  is taken to spell its paths the same way.
+- An applied configuration may set only fields its type has (given the types' optional ``may_set``): another
+  is a 500 ``failed to create typed patch object (...): .spec.x: field not declared in schema``, as
+  structured-merge-diff refuses it before anything else (a map's walk stops at its first such field).
+
 The memory store validates, defaults and prunes the returned object with the kind's schema, as
-kube-apiserver does after its field manager. Not modelled: conversion between versions of a kind
-(paths are taken as the same in every version),
-kubectl's ``last-applied-configuration`` interplay, unknown-field and type errors (the schema code
-validates the object), and the deduced shape of a value whose type differs between live and
-configuration (treated as one changed field).
+kube-apiserver does after its field manager. Not modelled: kubectl's ``last-applied-configuration``
+interplay, type errors in an applied configuration (a string where the schema says boolean: the schema code
+validates the object instead, with its own message), and the deduced shape of a value whose type differs
+between live and configuration (treated as one changed field).
 """
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -108,11 +118,30 @@ _MISSING: Final[Any] = object()
 # -- what the field manager asks of a kind's types ----------------------------------------------
 
 
+class Versions(Protocol):
+    """A kind's other versions, for entries recorded in them: their field types and conversion to them."""
+
+    def types(self, api_version: str) -> FieldTypes | None:
+        """The field types of ``api_version``; None when the kind is not served in it."""
+        ...
+
+    def convert(self, obj: Obj, api_version: str) -> Obj | None:
+        """``obj`` in ``api_version`` (a new object); None when it cannot be converted."""
+        ...
+
+
 @runtime_checkable
 class DeclaredFields(Protocol):
     """Optional: whether a map key is a declared property (False for additionalProperties values)."""
 
     def is_declared(self, path: Path) -> bool: ...
+
+
+@runtime_checkable
+class KnownFields(Protocol):
+    """Optional: whether a field exists in the type at all (an applied configuration may set no other)."""
+
+    def may_set(self, path: Path) -> bool: ...
 
 
 @runtime_checkable
@@ -134,12 +163,13 @@ class _TypedError(Exception):
 class _Types:
     """A kind's :class:`FieldTypes` with its optional methods looked up once per call."""
 
-    __slots__ = ("declares", "defaults", "types")
+    __slots__ = ("declares", "defaults", "known", "types")
 
     def __init__(self, types: FieldTypes) -> None:
         self.types = types
         self.declares = types if isinstance(types, DeclaredFields) else None
         self.defaults = types if isinstance(types, ListKeyDefaults) else None
+        self.known = types if isinstance(types, KnownFields) else None
 
 
 #: the JSON scalar types, which are leaves wherever they are
@@ -194,6 +224,11 @@ class _Cursor:
         if self._atomic is None:
             self._atomic = bool(self.path) and self.types.types.map_is_atomic(self.path)
         return self._atomic
+
+    def exists(self) -> bool:
+        """Whether the type has a field here (asked of configurations only, so not cached)."""
+        known = self.types.known
+        return known is None or known.may_set(self.path)
 
     def declared(self) -> bool:
         if self._declared is None:
@@ -295,6 +330,30 @@ def _collect(cursor: _Cursor, value: Any, node: FieldSet, allow_duplicates: bool
             item_node.member = True
     else:
         node.member = True
+
+
+def _undeclared(cursor: _Cursor, value: Any, trail: list[str], found: list[str]) -> None:
+    """Append to ``found`` the fields of ``value`` the type does not have, as structured-merge-diff's validation of
+    a typed value reports them: a map's walk stops at its first such field; its other fields are walked."""
+    if isinstance(value, dict):
+        for name, sub in value.items():
+            sub_cursor = cursor.field(name)
+            if not sub_cursor.exists():
+                found.append(f"{path_string([*trail, sub_cursor.element])}: field not declared in schema")
+                return
+            if isinstance(sub, dict | list):
+                _undeclared(sub_cursor, sub, [*trail, sub_cursor.element], found)
+    elif isinstance(value, list):
+        kind, _ = cursor.list_type()
+        item_cursor = cursor.item()
+        for index, item in enumerate(value):
+            if not isinstance(item, dict | list):
+                continue
+            element = f"i:{index}"
+            if kind != "atomic":
+                with contextlib.suppress(_TypedError):  # reported when the configuration becomes a field set
+                    element = cursor.element_of(item, index)
+            _undeclared(item_cursor, item, [*trail, element], found)
 
 
 def _merge(cursor: _Cursor, live: Any, config: Any, trail: Trail, diff: _Diff) -> Any:
@@ -817,18 +876,6 @@ def _cap(managers: Managers) -> None:
         count -= 1
 
 
-def _without(managers: Managers, lost: FieldSet) -> Managers:
-    """Every entry without the paths of ``lost``; entries left with nothing are dropped."""
-    if lost.empty():
-        return managers
-    result: Managers = {}
-    for ident, entry in managers.items():
-        kept = entry.without(lost)
-        if not kept.empty():
-            result[ident] = kept
-    return result
-
-
 # -- the two operations -------------------------------------------------------------------------
 
 
@@ -855,6 +902,57 @@ def _empty_like(obj: Obj) -> Obj:
     return {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
 
 
+class _PerVersion:
+    """The difference one write makes, in the write's version and (converted on demand) in every other version
+    some entry was recorded in, filtered to what the endpoint may own."""
+
+    def __init__(
+        self,
+        api_version: str,
+        old: Obj,
+        new: Obj,
+        seen: _Diff,
+        versions: Versions | None,
+        keep: Callable[[FieldSet], FieldSet],
+    ) -> None:
+        self._api_version = api_version
+        self._old, self._new = old, new
+        self._versions = versions
+        self._keep = keep
+        self._diffs: dict[str, _Diff | None] = {api_version: seen}
+
+    def diff(self, api_version: str) -> _Diff | None:
+        """The difference in ``api_version``; None when the write cannot be seen there (the entry is dropped)."""
+        if api_version in self._diffs:
+            return self._diffs[api_version]
+        diff: _Diff | None = self._diffs[self._api_version]
+        if self._versions is not None:
+            types = self._versions.types(api_version)
+            old = self._versions.convert(self._old, api_version) if types is not None else None
+            new = self._versions.convert(self._new, api_version) if old is not None else None
+            if types is None or old is None or new is None:
+                diff = None
+            else:
+                try:
+                    diff = _compare(_Cursor.root(types), _body(old), _body(new)).filtered(self._keep)
+                except _TypedError:
+                    diff = None
+        self._diffs[api_version] = diff
+        return diff
+
+    def without_lost(self, managers: Managers) -> Managers:
+        """Every entry without the fields this write added, changed or removed, each in its own version."""
+        result: Managers = {}
+        for ident, entry in managers.items():
+            diff = self.diff(entry.api_version)
+            if diff is None:
+                continue
+            kept = entry.without(diff.added.union(diff.modified).union(diff.removed))
+            if not kept.empty():
+                result[ident] = kept
+        return result
+
+
 def _update(
     root: _Cursor,
     old: Obj,
@@ -864,13 +962,14 @@ def _update(
     api_version: str,
     keep: Callable[[FieldSet], FieldSet],
     now: str,
+    versions: Versions | None = None,
 ) -> Managers:
     """Ownership after ``ident`` wrote ``new`` over ``old`` without apply."""
     diff = _compare(root, old, new)
     if diff.empty():
         return managers
     seen = diff.filtered(keep)
-    result = _without(managers, seen.added.union(seen.modified).union(seen.removed))
+    result = _PerVersion(api_version, old, new, seen, versions, keep).without_lost(managers)
     changed = keep(diff.added.union(diff.modified)).difference(_STRIPPED)
     if not changed.empty():
         previous = result.get(ident)
@@ -889,6 +988,7 @@ def record_update(
     has_status_subresource: bool,
     api_version: str,
     now: str,
+    versions: Versions | None = None,
 ) -> list[dict[str, Any]]:
     """The ``managedFields`` for ``new`` after ``manager`` wrote it by create, update or patch (operation Update).
 
@@ -915,7 +1015,7 @@ def record_update(
     ident = _Id.of(manager, UPDATE, api_version, subresource or "")
     before = _body(old) if old is not None else _empty_like(new)
     try:
-        managers = _update(_Cursor.root(types), before, _body(new), managers, ident, api_version, keep, now)
+        managers = _update(_Cursor.root(types), before, _body(new), managers, ident, api_version, keep, now, versions)
     except _TypedError:
         return []
     _cap(managers)
@@ -933,6 +1033,7 @@ def apply(
     has_status_subresource: bool,
     api_version: str,
     now: str,
+    versions: Versions | None = None,
 ) -> Obj:
     """The object after ``manager`` applies ``config`` onto ``live`` (None: the apply creates it).
 
@@ -955,6 +1056,11 @@ def apply(
             managers = _update(root, _empty_like(live_body), live_body, {}, first, api_version, keep, now)
         except _TypedError as error:
             raise _typed_error("live", live_body, error) from None
+    undeclared: list[str] = []
+    _undeclared(root, config, [], undeclared)
+    if undeclared:
+        detail = undeclared[0] if len(undeclared) == 1 else "\n  ".join(["errors:", *undeclared])
+        raise ApiError.new(f"failed to create typed patch object ({_where(config)}): {detail}")
     try:
         applied = keep(_field_set(root, config, allow_duplicates=False))
     except _TypedError as error:
@@ -966,10 +1072,13 @@ def apply(
         diff = _Diff(detailed=bool(managers))
         merged = _merge(root, live_body, config, None, diff)
         if previous is not None and not kept and not _raw_or_set_within(previous, applied):
-            owned = applied
-            for entry in managers.values():
-                owned = owned.union(entry.fields)
-            merged = _prune(root, merged, previous.fields, owned)
+            if previous.api_version == api_version or versions is None:
+                owned = applied
+                for entry in managers.values():
+                    owned = owned.union(entry.fields)
+                merged = _prune(root, merged, previous.fields, owned)
+            else:
+                merged = _prune_in_version(root, merged, applied, previous, managers, versions, api_version)
             diff = _compare(root, live_body, merged)
         elif not diff.exact:
             diff = _compare(root, live_body, merged)
@@ -977,15 +1086,19 @@ def apply(
         raise _typed_error("live", live_body, error) from None
     seen = diff.filtered(keep)
     touched = seen.added.union(seen.modified)
+    per_version = _PerVersion(api_version, live_body, merged, seen, versions, keep)
     conflicts: dict[_Id, FieldSet] = {}
     if not touched.empty():
         for other, entry in managers.items():
-            common = entry.common(touched)
+            theirs = per_version.diff(entry.api_version)
+            if theirs is None:
+                continue
+            common = entry.common(theirs.added.union(theirs.modified))
             if not common.empty():
                 conflicts[other] = common
     if conflicts and not force:
         raise _conflict(conflicts)
-    managers = _without(managers, touched.union(seen.removed))
+    managers = per_version.without_lost(managers)
     changed = diff.changed() or (diff.reordered and not json_equal(live_body, merged))
     if not mine.empty():
         if kept and not changed and previous is not None and previous.api_version == api_version:
@@ -1002,6 +1115,66 @@ def apply(
     else:
         meta.pop("managedFields", None)
     return result
+
+
+def _prune_in_version(
+    root: _Cursor,
+    merged: Obj,
+    applied: FieldSet,
+    previous: _Entry,
+    managers: Managers,
+    versions: Versions,
+    api_version: str,
+) -> Obj:
+    """:func:`_prune` when the applier's last apply was in another version, as structured-merge-diff's updater
+    prunes: in the last apply's version, drop everything it applied; then, version by version (that one first),
+    add back what the managers of the version own (the applier's new set is in ``api_version``); then add back
+    what was dropped but not last applied; and convert the result back to ``api_version``. Every step converts
+    the objects it compares as the kind's conversion does. When a conversion is not possible nothing is pruned.
+    """
+    last_version = previous.api_version
+    owned_at: dict[str, FieldSet] = {api_version: applied}
+    for entry in managers.values():
+        owned_at[entry.api_version] = owned_at.get(entry.api_version, FieldSet()).union(entry.fields)
+    roots: dict[str, _Cursor] = {api_version: root}
+    converted: dict[str, Obj] = {api_version: merged}
+
+    def in_version(version: str) -> tuple[_Cursor, Obj] | None:
+        if version not in roots:
+            types = versions.types(version)
+            obj = versions.convert(merged, version) if types is not None else None
+            if types is None or obj is None:
+                return None
+            roots[version], converted[version] = _Cursor.root(types), _body(obj)
+        return roots[version], converted[version]
+
+    def named(cursor: _Cursor, fields: FieldSet) -> FieldSet:
+        return _with_declared_parents(cursor, fields)
+
+    def fields_of(cursor: _Cursor, obj: Obj) -> FieldSet:
+        return named(cursor, _field_set(cursor, obj, allow_duplicates=True))
+
+    last = in_version(last_version)
+    if last is None:
+        return merged
+    last_root, last_merged = last
+    pruned, pruned_version = _remove(last_root, last_merged, named(last_root, previous.fields)), last_version
+    for version in sorted(owned_at, key=lambda v: v != last_version):
+        found = in_version(version)
+        pruned_there = versions.convert(pruned, version) if pruned_version != version else pruned
+        if found is None or pruned_there is None:
+            return merged
+        cursor, merged_there = found
+        keep = fields_of(cursor, _body(pruned_there)).union(named(cursor, owned_at[version]))
+        pruned = _remove(cursor, merged_there, fields_of(cursor, merged_there).difference(keep))
+        pruned_version = version
+    pruned_last = versions.convert(pruned, last_version) if pruned_version != last_version else pruned
+    if pruned_last is None:
+        return merged
+    dangling = fields_of(last_root, last_merged).difference(fields_of(last_root, _body(pruned_last)))
+    result = _remove(last_root, last_merged, dangling.intersection(named(last_root, previous.fields)))
+    back = versions.convert(result, api_version)
+    return merged if back is None else _body(back)
 
 
 def _raw_or_set_within(entry: _Entry, fields: FieldSet) -> bool:
@@ -1046,12 +1219,15 @@ def _gvk(obj: Obj) -> str:
     return f"{group}/{version}, Kind={obj.get('kind') or ''}"
 
 
+def _where(obj: Obj) -> str:
+    return f"{dig(obj, 'metadata', 'namespace') or ''}/{dig(obj, 'metadata', 'name') or ''}; {_gvk(obj)}"
+
+
 def _typed_error(what: str, obj: Obj, error: _TypedError) -> ApiError:
     """kube's message when a value does not fit the kind's types (a 500 there too)."""
-    where = f"{dig(obj, 'metadata', 'namespace') or ''}/{dig(obj, 'metadata', 'name') or ''}; {_gvk(obj)}"
     prefix = path_string(error.path)
     detail = f"{prefix}: {error.message}" if prefix else error.message
-    return ApiError.new(f"failed to create typed {what} object ({where}): {detail}")
+    return ApiError.new(f"failed to create typed {what} object ({_where(obj)}): {detail}")
 
 
 def _conflict(conflicts: Mapping[_Id, FieldSet]) -> Conflict:

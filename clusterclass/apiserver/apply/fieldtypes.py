@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
+from clusterclass.apiserver.objectmeta import OBJECT_META_FIELDS
+
 ListType = Literal["atomic", "set", "map"]
 Path = tuple[str, ...]
 
@@ -58,3 +60,29 @@ class ObjectMetaTypes:
 
     def map_is_atomic(self, path: Path) -> bool:
         return path == ("metadata", "ownerReferences", ITEM)
+
+    def may_set(self, path: Path) -> bool:
+        """Whether a field at ``path`` exists in the type: ObjectMeta's are checked; the rest is not known here."""
+        if len(path) > 1 and path[0] == "metadata":
+            return meta_may_set(path)
+        return True
+
+
+#: the fields of an ``OwnerReference`` and of a ``ManagedFieldsEntry``
+OWNER_REFERENCE_FIELDS = frozenset({"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"})
+MANAGED_FIELDS_ENTRY_FIELDS = frozenset(
+    {"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+)
+
+
+def meta_may_set(path: Path) -> bool:
+    """Whether ``path`` (from ``metadata``) is a field ObjectMeta has: its own fields, those of its owner
+    references and managedFields entries; labels and annotations take any key."""
+    if len(path) == 2:
+        return path[1] in OBJECT_META_FIELDS
+    if len(path) == 4 and path[2] == ITEM:
+        if path[1] == "ownerReferences":
+            return path[3] in OWNER_REFERENCE_FIELDS
+        if path[1] == "managedFields":
+            return path[3] in MANAGED_FIELDS_ENTRY_FIELDS
+    return True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
+from clusterclass.api.conversion import convertible
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.crd.definitions import API_VERSION, KIND, CrdInfo, load_bundled_crds, parse_crd
 from clusterclass.kube.gotext import rfc3339
@@ -119,13 +120,47 @@ def instances_deleted(crd: Obj, now: datetime) -> Obj:
     return {**crd, "metadata": meta, "status": status}
 
 
+#: where a Cluster API CRD's conversion webhook is served: ``clusterclass run``'s webhook Service (``config/``)
+CONVERSION_SERVICE_NAMESPACE = "clusterclass-system"
+CONVERSION_SERVICE_NAME = "clusterclass-webhook-service"
+CONVERSION_PATH = "/convert"
+
+
+def conversion_webhook() -> Obj:
+    """The ``spec.conversion`` of a Cluster API CRD installed with its conversion webhook, as clusterctl installs
+    upstream's (strategy Webhook, ConversionReview v1, the webhook Service at ``/convert``)."""
+    return {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "service": {
+                    "namespace": CONVERSION_SERVICE_NAMESPACE,
+                    "name": CONVERSION_SERVICE_NAME,
+                    "path": CONVERSION_PATH,
+                    "port": 443,
+                }
+            },
+        },
+    }
+
+
+def _with_conversion_webhook(crd: Obj) -> Obj:
+    versions = [v for v in crd["spec"].get("versions") or [] if v.get("served")]
+    if len(versions) < 2 or not convertible(crd["spec"].get("group", ""), crd["spec"]["names"].get("kind", "")):
+        return crd
+    return {**crd, "spec": {**crd["spec"], "conversion": conversion_webhook()}}
+
+
 @functools.cache
 def bundled_crds() -> tuple[Obj, ...]:
-    """The Cluster API CRDs every new store installs, read once per process and shared by every store.
+    """The Cluster API CRDs every new store installs, read once per process and shared by every store: the
+    bundled files with the conversion webhook every kind that serves several versions has on a management
+    cluster (the embedded cluster answers it in process).
 
     Never modify them: stores share their specs (copy before changing).
     """
-    return tuple(load_bundled_crds())
+    return tuple(_with_conversion_webhook(crd) for crd in load_bundled_crds())
 
 
 @functools.cache

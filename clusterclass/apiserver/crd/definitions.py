@@ -17,13 +17,16 @@ does it:
 - :meth:`CrdInfo.create_errors` / :meth:`CrdInfo.update_errors` — ObjectMeta, the schema, the
   scale subresource, embedded resources, list types, CEL rules (see :mod:`clusterclass.apiserver.crd.schema`),
   and :meth:`CrdInfo.invalid` to raise them as one ``Invalid``;
-- :meth:`CrdInfo.convert` / :meth:`CrdInfo.read` — serving another version, and reading back a
-  stored object (pruned and defaulted with the current schema, as kube-apiserver does on every read).
+- :meth:`CrdInfo.to_storage` / :meth:`CrdInfo.convert` / :meth:`CrdInfo.read` — a decoded write converted
+  to the storage version, a stored object served in another version (strategy ``None`` rewrites apiVersion,
+  ``Webhook`` on a Cluster API kind runs its conversion, then the target schema prunes), and reading back a
+  stored object (pruned and defaulted with the current schema, as kube-apiserver does on every read);
+- :meth:`CrdInfo.deprecation_warning` — the warning every request in a deprecated version gets.
 
 Compiling a CRD's schemas costs time, so :func:`parse_crd` keeps the result for identical
 CRD specs: every new store installing the bundled Cluster API CRDs reuses one compilation.
-:func:`load_bundled_crds` reads those CRDs from the package (Cluster API v1.6 with the Docker
-provider's, under ``upstream/`` with their license).
+:func:`load_bundled_crds` reads those CRDs from the package (Cluster API v1.14 with the Docker
+provider's, in :mod:`clusterclass.crds` with their license).
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Literal
 
 import yaml
 
 from clusterclass import fielderrors as fe
+from clusterclass.api.contracts import version_priority
+from clusterclass.api.conversion import ApiVersions, convert, convertible
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.causes import GoText, NamedKind, invalid_error, qualified_kind, to_cause, to_causes
 from clusterclass.apiserver.crd.fieldtypes import SchemaFieldTypes
@@ -52,6 +56,7 @@ from clusterclass.apiserver.objectmeta import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from clusterclass.crds import crd_files
 from clusterclass.fielderrors import ErrorType, FieldError
 from clusterclass.kube.errors import BadRequest, Invalid
 from clusterclass.kube.gotext import go_json
@@ -88,6 +93,9 @@ class CrdVersion:
     scale: Scale | None
     schema: VersionSchema
     printer_columns: tuple[Mapping[str, Any], ...] = ()
+    deprecated: bool = False
+    #: the version's own ``deprecationWarning`` (None: kube-apiserver's default text)
+    deprecation_warning: str | None = None
 
     @property
     def field_types(self) -> SchemaFieldTypes:
@@ -110,6 +118,8 @@ class CrdInfo:
     storage_version: str
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    #: ``spec.conversion.strategy``: ``None`` rewrites apiVersion; ``Webhook`` converts (in process, see convert)
+    conversion: str = "None"
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -129,6 +139,25 @@ class CrdInfo:
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}"
+
+    def deprecation_warning(self, version: str) -> str | None:
+        """The warning kube-apiserver adds to every request in ``version`` when the CRD deprecates it (None when it
+        does not): the version's ``deprecationWarning``, else ``<group>/<version> <Kind> is deprecated``, followed by
+        ``; use <group>/<newer> <Kind>`` for the newest served version that is newer and not deprecated."""
+        found = self.versions.get(version)
+        if found is None or not found.deprecated:
+            return None
+        if found.deprecation_warning is not None:
+            return found.deprecation_warning or None
+        text = f"{self.group}/{version} {self.kind} is deprecated"
+        newer = [
+            v.name
+            for v in self.versions.values()
+            if v.served and not v.deprecated and version_priority(v.name) > version_priority(version)
+        ]
+        if newer:
+            text += f"; use {self.group}/{max(newer, key=version_priority)} {self.kind}"
+        return text
 
     # -- decoding -------------------------------------------------------------------------------
 
@@ -156,22 +185,46 @@ class CrdInfo:
         text = f'{self.kind} in version "{version}" cannot be handled as a {self.kind}: {message}'
         return BadRequest.new(text)
 
-    def convert(self, obj: Obj, version: str) -> Obj:
-        """``obj`` served in ``version`` (in place): the conversion strategy ``None`` rewrites ``apiVersion``,
-        then the target version's schema prunes (without defaulting), as kube-apiserver's converter does."""
-        obj["apiVersion"] = self.api_version(version)
-        self.versions[version].schema.prune(obj, drop_malformed=True)
+    @property
+    def converts(self) -> bool:
+        """Whether versions convert through the Cluster API conversions: strategy ``Webhook`` on a kind they know.
+
+        The embedded management cluster runs the conversion webhook in process, so a CRD that names one (as
+        Cluster API's do once installed) converts exactly as the webhook ``clusterclass run`` serves would.
+        """
+        return self.conversion == "Webhook" and convertible(self.group, self.kind)
+
+    def convert(self, obj: Obj, version: str, api_versions: ApiVersions | None = None) -> Obj:
+        """``obj`` served in ``version``, pruned to that version's schema (without defaulting, so nulls stay), as
+        kube-apiserver's converter does. Strategy ``None`` rewrites ``apiVersion`` in place; ``Webhook`` (see
+        :attr:`converts`) answers a new object and raises :class:`~clusterclass.api.conversion.ConversionError`
+        when it cannot."""
+        source = _version_of(obj)
+        if self.converts and api_versions is not None and source != version and source in self.versions:
+            # kube-apiserver sends the webhook the object as Go encodes an unstructured one: keys sorted, at
+            # every level (what the conversion writes into the conversion-data annotation keeps that order)
+            obj = convert(_go_ordered(obj), self.api_version(version), api_versions=api_versions)
+        else:
+            obj["apiVersion"] = self.api_version(version)
+        self.versions[version].schema.prune(obj, drop_malformed=True, keep_nulls=True)
         return obj
 
-    def read(self, obj: Obj, version: str | None = None) -> Obj:
-        """A stored object as a read serves it (in place): pruned and defaulted with the storage version's
-        schema, as every read from etcd is, then converted to ``version`` when another one is asked for."""
-        schema = self.versions[self.storage_version].schema
-        schema.prune(obj, drop_malformed=True)
-        schema.default(obj)
-        if version is not None and version != self.storage_version:
-            self.convert(obj, version)
+    def read(self, obj: Obj) -> Obj:
+        """A stored object as a read sees it (in place): pruned and defaulted with the schema of the version it
+        is stored in (the storage version when that one is gone), as every read from etcd is."""
+        version = self.versions.get(_version_of(obj)) or self.versions[self.storage_version]
+        version.schema.prune(obj, drop_malformed=True)
+        version.schema.default(obj)
         return obj
+
+    def to_storage(self, obj: Obj, api_versions: ApiVersions) -> Obj:
+        """``obj`` (decoded in its request version) as it is stored: converted to the storage version, pruned and
+        defaulted with the storage schema, with its keys in the order etcd holds them (kube-apiserver encodes
+        an unstructured object as Go encodes a map: keys sorted). Always a new object."""
+        if _version_of(obj) != self.storage_version:
+            obj = self.read(self.convert(obj, self.storage_version, api_versions))
+        ordered: Obj = _go_ordered(obj)
+        return ordered
 
     # -- validation -----------------------------------------------------------------------------
 
@@ -209,6 +262,19 @@ class CrdInfo:
         return invalid_error(NamedKind(self.group, self.plural), name, to_causes([error]))
 
 
+def _go_ordered(value: Any) -> Any:
+    """``value`` with every object's keys in sorted order, as Go marshals a ``map[string]interface{}``."""
+    if isinstance(value, dict):
+        return {key: _go_ordered(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_go_ordered(item) for item in value]
+    return value
+
+
+def _version_of(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("apiVersion") or "").rpartition("/")[2]
+
+
 def _unknown(path: str) -> str:
     return f"unknown field {json.dumps(path)}"
 
@@ -216,33 +282,23 @@ def _unknown(path: str) -> str:
 # --- loading -----------------------------------------------------------------------------------
 
 
-#: the label that says which of a CRD's versions implement the Cluster API v1beta1 contract
-CONTRACT_LABEL = "cluster.x-k8s.io/v1beta1"
-
-
 def load_bundled_crds() -> list[Obj]:
-    """The Cluster API v1.6 CRDs (with the Docker provider's) shipped with the package, by file name.
+    """The Cluster API v1.14 CRDs (with the Docker provider's) shipped with the package, by file name.
 
-    Each gets the contract label ``cluster.x-k8s.io/v1beta1: <storage version>`` that Cluster API's
-    kustomize configuration (and so ``clusterctl init``) puts on them: the ClusterClass controller reads
-    it to tell whether a ClusterClass refers to the newest version of a template kind. The files are
-    read once per process; every call returns fresh copies.
+    Each serves v1beta1 and v1beta2 (stored) and carries the contract labels upstream's kustomize configuration
+    (and so ``clusterctl init``) puts on them (``cluster.x-k8s.io/v1beta1: v1beta1``, ``cluster.x-k8s.io/v1beta2:
+    v1beta2``; see :mod:`clusterclass.api.contracts`). The files are read once per process; every call returns
+    fresh copies.
     """
     return copy.deepcopy(_bundled())
 
 
 @functools.cache
 def _bundled() -> list[Obj]:
-    directory = resources.files("clusterclass.apiserver.crd").joinpath("upstream")
     crds: list[Obj] = []
-    for entry in sorted(directory.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith((".yaml", ".yml")):
-            continue
+    for entry in crd_files():
         for document in yaml.load_all(entry.read_text(encoding="utf-8"), Loader=SAFE_LOADER):
             if isinstance(document, dict) and document.get("kind") == KIND:
-                storage = [v.get("name") for v in document["spec"].get("versions") or [] if v.get("storage")]
-                if storage:
-                    document["metadata"].setdefault("labels", {})[CONTRACT_LABEL] = storage[0]
                 crds.append(document)
     return crds
 
@@ -352,6 +408,7 @@ def _parse(crd: Obj) -> CrdInfo:
         storage_version=storage,
         short_names=tuple(s for s in names.get("shortNames") or () if isinstance(s, str)),
         categories=tuple(c for c in names.get("categories") or () if isinstance(c, str)),
+        conversion=strategy,
     )
 
 
@@ -476,6 +533,8 @@ def _versions(versions: list[Any]) -> tuple[list[CrdVersion], list[FieldError]]:
                 scale=scale,
                 schema=version_schema,
                 printer_columns=tuple(c for c in raw.get("additionalPrinterColumns") or () if isinstance(c, Mapping)),
+                deprecated=raw.get("deprecated") is True,
+                deprecation_warning=_string(raw["deprecationWarning"]) if "deprecationWarning" in raw else None,
             )
         )
     if len(set(names)) != len(names):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from clusterclass.api.jsoncopy import json_copy
-from clusterclass.apiserver.apply.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path
+from clusterclass.apiserver.apply.fieldtypes import ITEM, VALUE, ListType, ObjectMetaTypes, Path, meta_may_set
 from clusterclass.apiserver.crd.nodes import Node
 from clusterclass.apiserver.objectmeta import OBJECT_META_FIELDS
 
@@ -72,6 +72,28 @@ class SchemaFieldTypes:
         if parent.embedded and path[-1] in ("apiVersion", "kind", "metadata"):
             return True
         return parent.properties is not None and path[-1] in parent.properties
+
+    def may_set(self, path: Path) -> bool:
+        """Whether a field at ``path`` exists in the type, as structured-merge-diff types an applied configuration.
+
+        A schema object with properties is a struct: another key is a field not declared in the schema,
+        unless the object keeps unknown fields or takes any key (``additionalProperties``). An object without
+        properties, a place below ``x-kubernetes-preserve-unknown-fields`` and ObjectMeta's maps take any key.
+        """
+        if not path:
+            return True
+        if len(path) == 1 and path[0] in ("apiVersion", "kind", "metadata"):
+            return True
+        parent = self._resolve(path[:-1])
+        if isinstance(parent, _InMetadata):
+            return meta_may_set((*parent.path, path[-1]))
+        if parent is None or path[-1] in (ITEM, VALUE):
+            return True
+        if parent.embedded and path[-1] in ("apiVersion", "kind", "metadata"):
+            return True
+        if parent.preserve or parent.prunes_value or not parent.properties:
+            return True
+        return path[-1] in parent.properties
 
     def list_key_defaults(self, path: Path) -> dict[str, Any]:
         """For the ``map`` list at ``path``: the schema defaults of its key fields (used in ``k:{...}``)."""

@@ -29,7 +29,7 @@ from aiohttp import web
 
 from clusterclass import __version__
 from clusterclass.apiserver.front import discovery, openapi
-from clusterclass.apiserver.front.handlers import ResourceHandlers
+from clusterclass.apiserver.front.handlers import DEPRECATION_WARNING, WRITE_WARNINGS, ResourceHandlers, warning_header
 from clusterclass.apiserver.front.negotiation import negotiate
 from clusterclass.apiserver.front.paths import resolve
 from clusterclass.apiserver.front.responses import (
@@ -193,6 +193,23 @@ class Routes:
         raise not_found()
 
 
+async def _warnings(request: web.Request, response: web.StreamResponse) -> None:
+    """The ``Warning`` headers kube-apiserver sends whatever the answer: the deprecation warning of the request's
+    version first, a write's warnings on an error answer too (a success carries them already), each text once
+    (kube-apiserver's warning recorder drops repeats, as from a retried write)."""
+    deprecation = request.get(DEPRECATION_WARNING)
+    written = request.get(WRITE_WARNINGS) if response.status >= 400 else None
+    present = response.headers.getall("Warning", [])
+    if not deprecation and not written and len(set(present)) == len(present):
+        return
+    headers = [warning_header(deprecation)] if deprecation else []
+    headers += present
+    headers += [warning_header(text) for text in written or ()]
+    response.headers.popall("Warning", None)
+    for header in dict.fromkeys(headers):
+        response.headers.add("Warning", header)
+
+
 async def _close_watches(app: web.Application) -> None:
     """On shutdown every open watch ends, so its client sees the end of the stream at once."""
     open_watches = app[OPEN_WATCHES]
@@ -206,6 +223,7 @@ def make_app(store: MemoryStore, *, require_client_cert: bool = True) -> web.App
     app[REQUIRE_CLIENT_CERT] = require_client_cert
     app[OPEN_WATCHES] = set()
     app.on_shutdown.append(_close_watches)
+    app.on_response_prepare.append(_warnings)
     routes = Routes(store)
     router = app.router
     router.add_get("/version", routes.version)

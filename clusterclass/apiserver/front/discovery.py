@@ -57,8 +57,8 @@ def _verbs(info: KindInfo) -> list[str]:
     return NAMESPACE_VERBS if (info.group, info.kind) == ("", "Namespace") else VERBS
 
 
-def _subresources(info: KindInfo) -> list[str]:
-    return (["status"] if info.status_subresource else []) + (["scale"] if info.scale_subresource else [])
+def _subresources(info: KindInfo, version: str) -> list[str]:
+    return (["status"] if info.has_status(version) else []) + (["scale"] if info.has_scale(version) else [])
 
 
 def _names(described: Description) -> dict[str, list[str]]:
@@ -116,7 +116,7 @@ def api_resource_list(store: MemoryStore, group: str, version: str) -> dict[str,
             **_names(described),
         }
         resources.append(resource)
-        for subresource in _subresources(info):
+        for subresource in _subresources(info, version):
             entry: dict[str, Any] = {
                 "name": f"{info.plural}/{subresource}",
                 "singularName": "",
@@ -177,7 +177,7 @@ def _resource_discovery(store: MemoryStore, info: KindInfo, version: str) -> dic
             "responseKind": SCALE_KIND if subresource == "scale" else response_kind,
             "verbs": SUBRESOURCE_VERBS,
         }
-        for subresource in _subresources(info)
+        for subresource in _subresources(info, version)
     ]
     if subresources:
         entry["subresources"] = subresources

@@ -60,7 +60,7 @@ from clusterclass.apiserver.front.responses import (
 from clusterclass.apiserver.front.scale import as_scale, scale_paths, scaled
 from clusterclass.apiserver.front.watchstream import serve_watch
 from clusterclass.apiserver.json_patch import apply_json_patch
-from clusterclass.apiserver.store import MemoryStore
+from clusterclass.apiserver.store import MemoryStore, subresource_not_found
 from clusterclass.kube.errors import ApiError, BadRequest, Conflict, NotFound
 from clusterclass.kube.gotext import json_kind
 
@@ -85,7 +85,20 @@ CREATE_ON_UPDATE = frozenset({("coordination.k8s.io", "Lease"), ("", "Event")})
 PATCH_RETRIES = 5
 
 
-def _warning(text: str) -> str:
+#: the request key under which :meth:`ResourceHandlers.dispatch` leaves the deprecation warning of its version
+DEPRECATION_WARNING: web.RequestKey[str] = web.RequestKey("deprecation_warning", str)
+#: the request key of a write's warnings, which an error answer carries too (the app adds them)
+WRITE_WARNINGS: web.RequestKey[list[str]] = web.RequestKey("write_warnings", list)
+
+
+def _write_options(request: web.Request, options: OptionsKind, *, apply: bool = False) -> WriteOptions:
+    """The write's options; its warnings are kept with the request, for an answer that is an error."""
+    found = write_options(request.query, request.headers.get("User-Agent"), options, apply=apply)
+    request[WRITE_WARNINGS] = found.warnings
+    return found
+
+
+def warning_header(text: str) -> str:
     """A ``Warning`` header value as kube-apiserver writes it: code 299, no agent, the text quoted."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'299 - "{escaped}"'
@@ -94,7 +107,7 @@ def _warning(text: str) -> str:
 def _write_response(obj: Obj, options: WriteOptions, *, status: int = 200) -> web.Response:
     response = json_response(obj, status=status)
     for warning in options.warnings:
-        response.headers.add("Warning", _warning(warning))
+        response.headers.add("Warning", warning_header(warning))
     return response
 
 
@@ -108,12 +121,17 @@ class ResourceHandlers:
 
     async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
+        # kube-apiserver warns on every request in a deprecated version of a CRD, errors included (the app adds it)
+        schema = target.info.schema
+        deprecation = schema.deprecation_warning(target.version) if schema is not None else None
+        if deprecation:
+            request[DEPRECATION_WARNING] = deprecation
         if target.subresource == "scale" and target.name is not None:
             return await self.scale(request, target)
         if target.subresource not in (None, "status"):
             raise not_found()
-        if target.subresource == "status" and not target.info.status_subresource:
-            raise not_found()
+        if target.subresource == "status" and not target.info.has_status(target.version):
+            raise not_found() if target.name is None else subresource_not_found(target.info, target.name)
         if target.name is None:
             if method == "GET":
                 return await self.list_objects(request, target)
@@ -280,13 +298,13 @@ class ResourceHandlers:
     async def create(self, request: web.Request, target: Target) -> web.Response:
         if target.info.namespaced and target.namespace is None:
             raise method_not_allowed()
-        options = write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
+        options = _write_options(request, "CreateOptions")
         obj, duplicates = await self._body_object(request, target)
         created = self._write(self.store.create, target, obj, options, duplicates)
         return _write_response(created, options, status=201)
 
     async def update(self, request: web.Request, target: Target) -> web.Response:
-        options = write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
+        options = _write_options(request, "UpdateOptions")
         obj, duplicates = await self._body_object(request, target)
         if target.subresource == "status":
             return _write_response(self._write(self.store.update_status, target, obj, options, duplicates), options)
@@ -302,7 +320,7 @@ class ResourceHandlers:
     async def patch(self, request: web.Request, target: Target) -> web.Response:
         assert target.name is not None
         kind = patch_kind(request.headers.get("Content-Type", ""), target.info)
-        options = write_options(request.query, request.headers.get("User-Agent"), "PatchOptions", apply=kind == "apply")
+        options = _write_options(request, "PatchOptions", apply=kind == "apply")
         body = await request.read()
         status = target.subresource == "status"
         if kind == "apply":
@@ -324,6 +342,8 @@ class ResourceHandlers:
                 dry_run=options.dry_run,
                 field_manager=options.field_manager,
                 status=status,
+                field_validation=options.field_validation,
+                warnings=options.warnings,
             )
             return _write_response(patched, options)
         write: StoreWrite = self.store.update_status if status else self.store.update
@@ -370,7 +390,7 @@ class ResourceHandlers:
         kind = patch_kind(request.headers.get("Content-Type", ""), target.info) if request.method == "PATCH" else None
         if kind not in (None, "merge", "json"):
             raise unsupported_media_type(["application/json-patch+json", "application/merge-patch+json"])
-        options = write_options(request.query, request.headers.get("User-Agent"), options_kind)
+        options = _write_options(request, options_kind)
         body = decode_json(await request.read(), "patch" if kind else "the request body")
 
         def change(current: Obj) -> Obj:

@@ -108,7 +108,7 @@ def _document(store: MemoryStore, group: str, version: str, kinds: list[KindInfo
             "post": _operation(f"create{info.kind}", "post", gvk, _WRITE_PARAMETERS),
             "delete": _operation(f"deletecollection{info.kind}", "deletecollection", gvk, [_DRY_RUN]),
         }
-        item_paths = [f"{scope}/{{name}}"] + ([f"{scope}/{{name}}/status"] if info.status_subresource else [])
+        item_paths = [f"{scope}/{{name}}"] + ([f"{scope}/{{name}}/status"] if info.has_status(version) else [])
         for path in item_paths:
             status = path.endswith("/status")
             suffix = "Status" if status else ""

@@ -49,10 +49,12 @@ async def test_named_groups(api: Api) -> None:
     names = [group["name"] for group in groups["groups"]]
     assert "cluster.x-k8s.io" in names and "coordination.k8s.io" in names
     status, group = await api.call("GET", "/apis/cluster.x-k8s.io")
-    assert status == 200 and group["preferredVersion"] == {
-        "groupVersion": "cluster.x-k8s.io/v1beta1",
-        "version": "v1beta1",
-    }
+    # both versions served, the newest first and preferred (kube-apiserver's version priority), as a real one says
+    assert status == 200 and group["versions"] == [
+        {"groupVersion": "cluster.x-k8s.io/v1beta2", "version": "v1beta2"},
+        {"groupVersion": "cluster.x-k8s.io/v1beta1", "version": "v1beta1"},
+    ]
+    assert group["preferredVersion"] == {"groupVersion": "cluster.x-k8s.io/v1beta2", "version": "v1beta2"}
     _, resources = await api.call("GET", "/apis/cluster.x-k8s.io/v1beta1")
     by_name = {resource["name"]: resource for resource in resources["resources"]}
     assert by_name["clusters"]["kind"] == "Cluster" and by_name["clusters"]["namespaced"] is True
@@ -75,13 +77,26 @@ async def test_aggregated_discovery(api: Api) -> None:
     assert headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
     assert (body["kind"], body["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
     capi = next(item for item in body["items"] if item["metadata"].get("name") == "cluster.x-k8s.io")
-    [version] = capi["versions"]
-    clusters = next(resource for resource in version["resources"] if resource["resource"] == "clusters")
-    assert clusters["responseKind"] == {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": "Cluster"}
-    assert clusters["scope"] == "Namespaced"
-    assert clusters["subresources"] == [
-        {"subresource": "status", "responseKind": clusters["responseKind"], "verbs": ["get", "patch", "update"]}
-    ]
+    assert [version["version"] for version in capi["versions"]] == ["v1beta2", "v1beta1"]
+    for version in capi["versions"]:
+        clusters = next(resource for resource in version["resources"] if resource["resource"] == "clusters")
+        assert clusters["responseKind"] == {
+            "group": "cluster.x-k8s.io",
+            "version": version["version"],
+            "kind": "Cluster",
+        }
+        assert clusters["scope"] == "Namespaced"
+        assert clusters["subresources"] == [
+            {"subresource": "status", "responseKind": clusters["responseKind"], "verbs": ["get", "patch", "update"]}
+        ]
+    # subresources are per version: DockerMachineTemplate has a status subresource in v1beta2 only
+    infra = next(item for item in body["items"] if item["metadata"].get("name") == "infrastructure.cluster.x-k8s.io")
+    templates = {
+        version["version"]: next(r for r in version["resources"] if r["resource"] == "dockermachinetemplates")
+        for version in infra["versions"]
+    }
+    assert [s["subresource"] for s in templates["v1beta2"]["subresources"]] == ["status"]
+    assert "subresources" not in templates["v1beta1"]
     _, _, core = await api.response("GET", "/api", Accept=AGGREGATED)
     [core_group] = core["items"]
     assert "name" not in core_group["metadata"]

@@ -23,6 +23,7 @@ from clusterclass.apiserver.store import MemoryStore
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 CAPI = "cluster.x-k8s.io/v1beta1"
+CAPI_V1BETA2 = "cluster.x-k8s.io/v1beta2"
 
 CONFIG_MAP = """
 apiVersion: v1
@@ -116,6 +117,56 @@ def test_get_prints_the_server_columns(kubectl: Kubectl) -> None:
     assert row[:2] == ["default", "c1"]
     assert rows(kubectl("get", "cl", "--show-labels").stdout)[1][-1] == "env=test"  # short name from the CRD
     assert rows(kubectl("get", "cluster-api", "-o", "name").stdout) == [["cluster.cluster.x-k8s.io/c1"]]
+
+
+TOPOLOGY_CLUSTER = """
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: c1
+spec:
+  topology:
+    class: quick-start
+    version: v1.30.0
+"""
+DEPRECATED = "Warning: cluster.x-k8s.io/v1beta1 Cluster is deprecated; use cluster.x-k8s.io/v1beta2 Cluster"
+CONVERSION_DATA = "cluster.x-k8s.io/conversion-data"
+
+
+def test_get_a_cluster_in_either_version(kubectl: Kubectl) -> None:
+    """``<resource>.<version>.<group>`` picks the version; plain ``clusters`` is the preferred one, v1beta2. Every
+    request in v1beta1 warns that it is deprecated (kubectl prints the server's warning), as a real one does."""
+    applied = kubectl("apply", "-f", "-", stdin=TOPOLOGY_CLUSTER)
+    assert DEPRECATED in applied.stderr
+    older = kubectl("get", "clusters.v1beta1.cluster.x-k8s.io", "c1", "-o", "json")
+    assert DEPRECATED in older.stderr
+    obj = as_json(older)
+    assert (obj["apiVersion"], obj["spec"]["topology"]) == (
+        CAPI,
+        {"class": "quick-start", "version": "v1.30.0"},
+    )
+    assert CONVERSION_DATA in obj["metadata"]["annotations"]
+    newer = kubectl("get", "clusters.v1beta2.cluster.x-k8s.io", "c1", "-o", "json")
+    assert "Warning" not in newer.stderr
+    obj = as_json(newer)
+    assert (obj["apiVersion"], obj["spec"]["topology"]) == (
+        CAPI_V1BETA2,
+        {"classRef": {"name": "quick-start"}, "version": "v1.30.0"},
+    )
+    assert CONVERSION_DATA not in obj["metadata"]["annotations"]
+    # each version's own printer columns
+    header, row = rows(kubectl("get", "clusters.v1beta1.cluster.x-k8s.io").stdout)
+    assert header == ["NAME", "CLUSTERCLASS", "PHASE", "AGE", "VERSION"]
+    assert (row[:2], row[-1]) == (["c1", "quick-start"], "v1.30.0")
+    newer_table = kubectl("get", "clusters.v1beta2.cluster.x-k8s.io").stdout
+    header, row = rows(newer_table)
+    assert header[:3] == ["NAME", "CLUSTERCLASS", "AVAILABLE"] and "CP DESIRED" in newer_table.splitlines()[0]
+    assert (row[:2], row[-1]) == (["c1", "quick-start"], "v1.30.0")
+    assert rows(kubectl("get", "clusters").stdout)[0] == header
+    # server-side apply in v1beta1 records the manager's fields in v1beta1
+    kubectl("apply", "--server-side", "-f", "-", stdin=TOPOLOGY_CLUSTER.replace("name: c1", "name: c2"))
+    fields = kubectl("get", "cl", "c2", "-o", "jsonpath={.metadata.managedFields[*].apiVersion}").stdout
+    assert fields == CAPI
 
 
 def test_get_output_formats_and_selectors(kubectl: Kubectl) -> None:
@@ -263,8 +314,16 @@ def test_wait_for_a_condition(kubectl: Kubectl, store: MemoryStore) -> None:
     kubectl("apply", "-f", "-", stdin=CLUSTER)
 
     def become_ready() -> None:
-        cluster = store.get(CAPI, "Cluster", "c1", namespace="default")
-        condition = {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        # kubectl reads the preferred version, v1beta2, whose status.conditions are metav1.Conditions (a
+        # v1beta1 status.conditions entry is v1beta2's status.deprecated.v1beta1.conditions)
+        cluster = store.get(CAPI_V1BETA2, "Cluster", "c1", namespace="default")
+        condition = {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Ready",
+            "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
         store.update_status({**cluster, "status": {"conditions": [condition]}})
 
     timer = threading.Timer(1.0, become_ready)
@@ -277,9 +336,17 @@ def test_wait_for_a_condition(kubectl: Kubectl, store: MemoryStore) -> None:
 
 
 def test_explain_reads_the_crd_schema(kubectl: Kubectl) -> None:
-    explained = kubectl("explain", "clusters.spec.topology.class").stdout
+    # the preferred version (v1beta2) names the class by spec.topology.classRef.name
+    explained = kubectl("explain", "clusters.spec.topology.classRef.name").stdout
+    assert "VERSION:    v1beta2" in explained
+    assert "FIELD: name <string>" in explained
+    assert "name is the name of the ClusterClass that should be used for the topology" in explained
+    assert "does not exist" in kubectl("explain", "clusters.spec.topology.class", check=False).stderr
+    # v1beta1's own schema when asked for
+    explained = kubectl("explain", "clusters.spec.topology.class", "--api-version=cluster.x-k8s.io/v1beta1").stdout
+    assert "VERSION:    v1beta1" in explained
     assert "FIELD: class <string>" in explained
-    assert "The name of the ClusterClass object" in explained
+    assert "class is the name of the ClusterClass object to create the topology" in explained
 
 
 MACHINE_DEPLOYMENT = """

@@ -203,14 +203,42 @@ async def test_update_of_missing_object_is_not_found_except_for_leases(api: Api)
     assert status == 201 and created["metadata"]["uid"]
 
 
+async def test_a_deprecated_version_warns_on_every_answer(api: Api) -> None:
+    """As kube-apiserver: every request in v1beta1 (deprecated in favour of v1beta2) warns first, errors included,
+    and an error answer carries the write's decoding warnings too; each text once."""
+    deprecated = '299 - "cluster.x-k8s.io/v1beta1 Cluster is deprecated; use cluster.x-k8s.io/v1beta2 Cluster"'
+    body = cluster("c1", spec={"paused": True, "bogus": 1})
+    status, headers, _ = await api.response("POST", CL, body)
+    assert status == 201
+    assert headers.getall("Warning") == [deprecated, '299 - "unknown field \\"spec.bogus\\""']
+    status, headers, _ = await api.response("POST", CL, body)
+    assert status == 409
+    assert headers.getall("Warning") == [deprecated, '299 - "unknown field \\"spec.bogus\\""']
+    for path in (f"{CL}/c1", f"{CL}/missing", CL, f"{CL}/c1/status", f"{CL}?watch=1&timeoutSeconds=1"):
+        status, headers, _ = await api.response("GET", path)
+        assert headers.getall("Warning") == [deprecated], path
+    status, headers, _ = await api.response("GET", CL.replace("v1beta1", "v1beta2"))
+    assert status == 200 and "Warning" not in headers
+    # a version deprecated with no newer one that is not
+    status, headers, _ = await api.response(
+        "GET", "/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/dockermachinetemplates"
+    )
+    assert headers.getall("Warning") == [
+        '299 - "infrastructure.cluster.x-k8s.io/v1beta2 DockerMachineTemplate is deprecated"'
+    ]
+
+
 async def test_status_subresource(api: Api) -> None:
-    _, created = await api.call("POST", CL, cluster("c1", spec={"paused": False}, status={"phase": "ignored"}))
+    _, created = await api.call("POST", CL, cluster("c1", spec={"paused": True}, status={"phase": "ignored"}))
     assert "status" not in created
+    endpoint = {"host": "cp.example.com", "port": 6443}
     status, updated = await api.call(
-        "PUT", f"{CL}/c1/status", {**created, "spec": {"paused": True}, "status": {"phase": "Provisioned"}}
+        "PUT",
+        f"{CL}/c1/status",
+        {**created, "spec": {"controlPlaneEndpoint": endpoint}, "status": {"phase": "Provisioned"}},
     )
     assert status == 200
-    assert updated["status"] == {"phase": "Provisioned"} and updated["spec"] == {"paused": False}
+    assert updated["status"] == {"phase": "Provisioned"} and updated["spec"] == {"paused": True}
     status, got = await api.call("GET", f"{CL}/c1/status")
     assert (status, got["status"]) == (200, {"phase": "Provisioned"})
     status, _ = await api.call("PUT", f"{CM}/x/status", config_map("x"))
@@ -532,5 +560,5 @@ async def test_builtin_tables_have_kube_apiserver_columns(api: Api) -> None:
     _, crds = await api.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", accept=TABLE)
     assert [column["name"] for column in crds["columnDefinitions"]][:4] == ["Name", "Scope", "Versions", "Created At"]
     row = next(row for row in crds["rows"] if row["cells"][0] == "clusters.cluster.x-k8s.io")
-    assert row["cells"][1:3] == ["Namespaced", "v1beta1(storage)"]
+    assert row["cells"][1:3] == ["Namespaced", "v1beta1,v1beta2(storage)"]
     assert row["cells"][4:] == ["cluster.x-k8s.io", "Cluster", "cl", True]

@@ -130,17 +130,21 @@ async def test_errors_from_the_server_are_typed(real_client: HttpClient, real_na
 
 
 async def test_apply_patch_and_status_round_trip(real_client: HttpClient, real_namespace: str) -> None:
-    applied = await real_client.apply(cluster(real_namespace, "c1"), field_manager="capi-topology")
+    def with_endpoint(host: str) -> dict[str, Any]:
+        return {**cluster(real_namespace, "c1"), "spec": {"controlPlaneEndpoint": {"host": host, "port": 6443}}}
+
+    applied = await real_client.apply(with_endpoint("a"), field_manager="capi-topology")
     assert [(m["manager"], m["operation"]) for m in applied["metadata"]["managedFields"]] == [
         ("capi-topology", "Apply")
     ]
-    other = {**cluster(real_namespace, "c1"), "spec": {"paused": False}}
+    other = with_endpoint("b")
     with pytest.raises(Conflict, match='conflict with "capi-topology"') as conflict:
         await real_client.apply(other, field_manager="someone-else")
-    assert conflict.value.details["causes"][0]["field"] == ".spec.paused"
+    assert conflict.value.details["causes"][0]["field"] == ".spec.controlPlaneEndpoint.host"
     dry = await real_client.apply(other, field_manager="someone-else", force=True, dry_run=True)
-    assert dry["spec"]["paused"] is False
-    assert (await real_client.get(CAPI, "Cluster", "c1", namespace=real_namespace))["spec"]["paused"] is True
+    assert dry["spec"]["controlPlaneEndpoint"]["host"] == "b"
+    stored = await real_client.get(CAPI, "Cluster", "c1", namespace=real_namespace)
+    assert stored["spec"]["controlPlaneEndpoint"]["host"] == "a"
 
     merged = await real_client.patch(
         CAPI, "Cluster", "c1", {"metadata": {"labels": {"a": "b"}}}, namespace=real_namespace
