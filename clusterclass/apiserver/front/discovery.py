@@ -16,10 +16,10 @@ the server runs (a CRD being installed) is discoverable at once.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Any
 
+from clusterclass.api.contracts import version_priority
 from clusterclass.apiserver.front.catalog import Description, describe
 from clusterclass.apiserver.store import KindInfo, MemoryStore
 
@@ -28,17 +28,11 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 NAMESPACE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
-
-def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Sort key putting versions in Kubernetes' order of preference: v2, v1, v1beta2, v1beta1, v1alpha1, then others."""
-    match = _VERSION.match(version)
-    if not match:
-        return (3, 0, 0, version)
-    major, stage, minor = match.groups()
-    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
-    return (rank, -int(major), -int(minor or 0), version)
+def preference(version: str) -> tuple[int, int, int, str]:
+    """Sort key putting versions in Kubernetes' order of preference (v2, v1, v1beta2, v1beta1, v1alpha1, then
+    others by name): :func:`~clusterclass.api.contracts.version_priority`, best first."""
+    rank, major, minor, name = version_priority(version)
+    return (-rank, -major, -minor, name)
 
 
 def served_groups(store: MemoryStore) -> dict[str, dict[str, list[KindInfo]]]:
@@ -48,7 +42,7 @@ def served_groups(store: MemoryStore) -> dict[str, dict[str, list[KindInfo]]]:
         for version in info.versions:
             groups[info.group].setdefault(version, []).append(info)
     return {
-        group: {version: by_version[version] for version in sorted(by_version, key=version_priority)}
+        group: {version: by_version[version] for version in sorted(by_version, key=preference)}
         for group, by_version in sorted(groups.items())
     }
 
