@@ -9,7 +9,8 @@ An object given again replaces the one given before (``plan -f current/ -f chang
 Cluster: that is merged over the one before with a JSON merge patch (RFC 7386), as upstream's plan
 merges an input Cluster over the stored one. Users write their Cluster files without the fields the
 controllers set (``spec.infrastructureRef``, ``spec.controlPlaneRef``, status); merging keeps those, so
-the plan shows only what the user changed, instead of a Cluster that was never reconciled.
+the plan shows only what the user changed, instead of a Cluster that was never reconciled. A Cluster given again
+in another API version is converted to the version it was given in first before it is merged.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Any, TextIO
 import yaml
 
 from clusterclass.api import constants as c
+from clusterclass.api.conversion import ConversionError, convert
 from clusterclass.api.merge_patch import merge_patch
 from clusterclass.api.objects import Obj, key_of
 from clusterclass.errors import InputError, ObjectKey
+from clusterclass.topology.shapes import offline_contracts
 from clusterclass.yamlio import SAFE_LOADER
 
 CLUSTER_SCOPED_KINDS = frozenset(
@@ -57,6 +60,11 @@ class Loaded:
         key = key_of(obj)
         if key in self.sources and key.group == c.CLUSTER_GROUP and key.kind == c.KIND_CLUSTER:
             previous = next(o for o in reversed(self.objects) if key_of(o) == key)
+            if obj.get("apiVersion") != previous.get("apiVersion"):
+                try:
+                    obj = convert(obj, str(previous.get("apiVersion")), api_versions=offline_contracts(self.objects))
+                except ConversionError as err:
+                    raise InputError(str(source), f"{key}: {err}") from err
             obj = merge_patch(previous, obj)
         self.objects.append(obj)
         self.sources[key] = source

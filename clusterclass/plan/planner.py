@@ -8,6 +8,11 @@ one ``--cluster`` names) goes through the same pipeline the controller runs
 and delete. Workload-cluster Nodes may be given too (``kubectl get nodes -o yaml``); they tell
 whether existing MachinePools are still upgrading.
 
+Objects may be given in any API version Cluster API serves: the core kinds are read in the pipeline's version
+(:mod:`clusterclass.topology.shapes`) and every planned object is shown in the version its Cluster was given in
+(or ``--api-version``'s, which converts the provider objects the conversions know too); field paths in errors are
+in the version of the object they are about.
+
 One Cluster failing does not hide the others' plans: its error is reported, naming the file the
 faulty object came from, and the command exits non-zero.
 """
@@ -18,6 +23,8 @@ import random
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
+from clusterclass.api.contracts import CrdContracts
+from clusterclass.api.conversion import ConversionError
 from clusterclass.api.objects import Obj, dig, key_of, namespace_of
 from clusterclass.api.views import Cluster, ClusterClass
 from clusterclass.errors import ClusterClassError, ObjectKey, TopologyError
@@ -32,12 +39,15 @@ from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
+from clusterclass.topology.shapes import from_pipeline, offline_contracts, to_pipeline, user_message, user_path
 from clusterclass.topology.variables import status_variables
 
 
 @dataclass
 class ClusterPlan:
     cluster: ObjectKey
+    #: the version the Cluster's objects are shown in (``v1beta1``, ``v1beta2``)
+    api_version: str = ""
     changes: list[Change] = field(default_factory=list)
     computation: Computation | None = None
     error: str | None = None
@@ -86,21 +96,53 @@ def _select(clusters: list[Obj], wanted: str | None) -> list[Obj]:
     return chosen
 
 
-def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey) -> str:
-    """``file:line: Kind ns/name: field: message``, pointing at the object at fault."""
+@dataclass
+class _Inputs:
+    """What the plan reads: the objects in the pipeline's version, where each came from and in which version."""
+
+    loaded: Loaded
+    given: dict[ObjectKey, str]
+    contracts: CrdContracts
+
+    def version_of(self, key: ObjectKey) -> str:
+        return self.given.get(key, "").rpartition("/")[2]
+
+
+def _read_inputs(loaded: Loaded) -> _Inputs:
+    contracts = offline_contracts(loaded.objects)
+    objects, given = [], {}
+    for obj in loaded.objects:
+        key = key_of(obj)
+        given[key] = str(obj.get("apiVersion") or "")
+        try:
+            objects.append(to_pipeline(obj, contracts))
+        except ConversionError as err:
+            source = loaded.sources.get(key)
+            raise PlanError(f"{source}: {key}: {err}" if source else f"{key}: {err}") from err
+    return _Inputs(Loaded(objects, loaded.sources), given, contracts)
+
+
+def describe_error(err: TopologyError, loaded: Loaded, cluster: ObjectKey, inputs: _Inputs | None = None) -> str:
+    """``file:line: Kind ns/name: field: message``, pointing at the object at fault (its field as its version
+    spells it)."""
     obj = err.obj or cluster
     source = loaded.sources.get(obj)
+    version = inputs.version_of(obj) if inputs is not None else ""
+    field = user_path(obj.group, obj.kind, version, err.field) if err.field else err.field
+    message = err.message
+    if err.field and field != err.field:
+        message = message.replace(f"{err.field}: ", f"{field}: ").replace(f"{err.field} ", f"{field} ")
     parts = [str(source)] if source else []
     parts.append(str(obj))
-    if err.field and f"{err.field}: " not in err.message:  # not when the message already leads with it
-        parts.append(err.field)
-    parts.append(err.message)
+    if field and f"{field}: " not in message:  # not when the message already leads with it
+        parts.append(field)
+    parts.append(message)
     return ": ".join(parts)
 
 
-def _admitted(loaded: Loaded) -> ObjectIndex:
+def _admitted(loaded: Loaded, contracts: CrdContracts) -> ObjectIndex:
     """The objects as the API server would hold them: ClusterClasses and Clusters defaulted by admission."""
-    index = ObjectIndex(loaded.objects)
+    index = ObjectIndex(loaded.objects, api_versions=contracts)
     for obj in list(index):
         if obj.get("kind") == c.KIND_CLUSTER_CLASS and key_of(obj).group == c.CLUSTER_GROUP:
             index.add(default_cluster_class(obj))
@@ -111,7 +153,12 @@ def _admitted(loaded: Loaded) -> ObjectIndex:
 
 
 def _admission_errors(
-    cluster: Obj, index: ObjectIndex, nodes: IndexedNodes, loaded: Loaded, class_results: dict[ObjectKey, Result]
+    cluster: Obj,
+    index: ObjectIndex,
+    nodes: IndexedNodes,
+    loaded: Loaded,
+    class_results: dict[ObjectKey, Result],
+    inputs: _Inputs,
 ) -> str | None:
     """What admission would refuse about the Cluster or the ClusterClass it uses, naming the files.
 
@@ -131,9 +178,11 @@ def _admission_errors(
             class_results[class_key] = validate_cluster_class(cluster_class, None, reader=index)
         checks.insert(0, (cluster_class, class_results[class_key]))
     for obj, result in checks:
-        source = loaded.sources.get(key_of(obj))
-        where = f"{source}: {key_of(obj)}" if source else str(key_of(obj))
-        lines.extend(f"{where}: {error}" for error in result.errors)
+        key = key_of(obj)
+        source = loaded.sources.get(key)
+        where = f"{source}: {key}" if source else str(key)
+        version = inputs.version_of(key)
+        lines.extend(f"{where}: {user_message(key.group, key.kind, version, str(error))}" for error in result.errors)
     if not lines:
         return None
     return "admission would refuse it:" + "".join(f"\n    {line}" for line in lines)
@@ -167,19 +216,24 @@ def make_plan(
     seed: int | None = None,
     patches: PatchEngine | None = None,
     extensions: PlanExtensions | None = None,
+    api_version: str | None = None,
 ) -> Plan:
     """Plan every Cluster with a topology (or ``cluster``); ``extensions`` answers external patches and variable
-    discovery (None: a ClusterClass with external patches cannot be planned)."""
+    discovery (None: a ClusterClass with external patches cannot be planned). ``api_version`` (``v1beta2``) shows
+    every planned object in that version; by default each Cluster's objects are shown in the Cluster's version."""
+    inputs = _read_inputs(loaded)
+    given_loaded = loaded
+    loaded = inputs.loaded
     discovery_errors: dict[ObjectKey, str] = {}
     if extensions is not None:
         loaded, discovery_errors = _discovered_variables(loaded, extensions)
-    index = _admitted(loaded)
+    index = _admitted(loaded, inputs.contracts)
     nodes = IndexedNodes(obj for obj in index if obj.get("kind") == "Node" and key_of(obj).group == "")
     rng = random.Random(seed)
     class_results: dict[ObjectKey, Result] = {}
     plans = []
     for obj in _select(_topology_clusters(index), cluster):
-        plan = ClusterPlan(cluster=key_of(obj))
+        plan = ClusterPlan(cluster=key_of(obj), api_version=api_version or inputs.version_of(key_of(obj)))
         plans.append(plan)
         if Cluster(obj).paused:
             plan.skipped = "the Cluster is paused: the topology controller changes nothing until it is unpaused"
@@ -201,14 +255,37 @@ def make_plan(
                 "when they are given: --extension-url, or their ExtensionConfigs among the files"
             )
             continue
-        plan.error = _admission_errors(obj, index, nodes, loaded, class_results)
+        plan.error = _admission_errors(obj, index, nodes, loaded, class_results, inputs)
         if plan.error:
             continue
         try:
             plan.computation = compute_topology(
-                obj, index, nodes=nodes, rng=rng, patches=patches or ClusterClassPatchEngine(), extensions=extensions
+                obj,
+                index,
+                nodes=nodes,
+                rng=rng,
+                patches=patches or ClusterClassPatchEngine(),
+                extensions=extensions,
+                contracts=inputs.contracts,
             )
-            plan.changes = compute_changes(plan.computation, rng=rng)
+            changes = compute_changes(plan.computation, rng=rng)
+            plan.changes = [
+                _shown(change, plan.api_version, inputs, providers=api_version is not None) for change in changes
+            ]
         except TopologyError as err:
-            plan.error = describe_error(err, loaded, plan.cluster)
+            plan.error = describe_error(err, given_loaded, plan.cluster, inputs)
+        except ConversionError as err:
+            plan.error = f"{plan.cluster}: cannot show the plan in {plan.api_version}: {err}"
     return Plan(plans)
+
+
+def _shown(change: Change, version: str, inputs: _Inputs, *, providers: bool) -> Change:
+    """``change`` with its objects in ``version``: the Cluster's own version, or ``--api-version``'s (which
+    converts provider objects too)."""
+    if not version:
+        return change
+
+    def shown(obj: Obj | None) -> Obj | None:
+        return None if obj is None else from_pipeline(obj, version, inputs.contracts, providers=providers)
+
+    return Change(change.action, shown(change.before), shown(change.after), change.note)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterclass.api import contract
+from clusterclass.api.contracts import ContractLookup, bundled_contracts
 from clusterclass.api.objects import Obj, dig, key_of
 from clusterclass.api.refs import ref_key
 from clusterclass.api.views import Cluster, ClusterClass, Metadata, Topology, WorkerClass
@@ -44,16 +45,36 @@ class Blueprint:
     control_plane_machine_health_check: Obj | None = None
     machine_deployments: dict[str, WorkerBlueprint] = field(default_factory=dict)
     machine_pools: dict[str, WorkerBlueprint] = field(default_factory=dict)
+    #: which contract each provider kind's version implements (its CRD's labels) and reference versions
+    contracts: ContractLookup = field(default_factory=bundled_contracts)
 
     def workers(self, kind: WorkerKind) -> dict[str, WorkerBlueprint]:
         return self.machine_pools if kind is MACHINE_POOL else self.machine_deployments
+
+    @property
+    def control_plane_contract(self) -> contract.ControlPlaneContract:
+        """The ControlPlane contract of the object the control plane template stamps out."""
+        source = dig(self.control_plane_template, *contract.TEMPLATE) or {}
+        api_version = str(source.get("apiVersion") or self.control_plane_template.get("apiVersion") or "")
+        kind = str(
+            source.get("kind") or contract.object_kind_for_template(str(self.control_plane_template.get("kind")))
+        )
+        return contract.control_plane(self.contracts.contract_of(api_version, kind))
+
+    def contract_of(self, obj: Obj) -> contract.ControlPlaneContract:
+        """The ControlPlane contract of an existing control plane object."""
+        return contract.control_plane(
+            self.contracts.contract_of(str(obj.get("apiVersion") or ""), str(obj.get("kind")))
+        )
 
     @property
     def has_control_plane_infrastructure_machine(self) -> bool:
         return self.control_plane_infrastructure_machine_template is not None
 
 
-def get_blueprint(cluster_class: Obj, cluster: Obj, reader: Reader) -> Blueprint:
+def get_blueprint(
+    cluster_class: Obj, cluster: Obj, reader: Reader, contracts: ContractLookup | None = None
+) -> Blueprint:
     """Read the ClusterClass's templates and assemble the blueprint for ``cluster``'s topology."""
     cc = ClusterClass(cluster_class)
     topology = Cluster(cluster).topology
@@ -70,6 +91,7 @@ def get_blueprint(cluster_class: Obj, cluster: Obj, reader: Reader) -> Blueprint
         topology=topology,
         infrastructure_cluster_template=infra_template,
         control_plane_template=cp_template,
+        contracts=contracts if contracts is not None else bundled_contracts(),
     )
     if cp_class.machine_infrastructure_ref is not None:
         blueprint.control_plane_infrastructure_machine_template = _read_template(

@@ -6,13 +6,17 @@ is not reconciled yet; a lifecycle hook blocks; an upgrade is in flight (the con
 MachineDeployments, or MachinePools held, waiting to be created, or deferred, with why); otherwise True.
 Name lists are sorted and cut after five (``a, b, c, d, e, ...``); object names for workers pending an
 upgrade or deferred, topology names for those waiting to be created (their objects do not exist yet).
+
+That is the v1beta1 condition (upstream v1.6's reasons and messages, kept under ``status.deprecated.v1beta1`` of a
+v1beta2 Cluster). :func:`topology_reconciled_v1beta2` decides the same cases as the v1beta2 condition
+(``status.conditions`` of a v1beta2 Cluster) with upstream v1.14's reasons and messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from clusterclass.api.conditions import Condition, false, true
+from clusterclass.api.conditions import Condition, MetaCondition, false, true
 from clusterclass.api.objects import Obj, dig
 from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.upgrade import UpgradeTracker
@@ -130,3 +134,115 @@ _MACHINE_DEPLOYMENT_REASONS = (
     MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED,
 )
 _MACHINE_POOL_REASONS = (MACHINE_POOLS_UPGRADE_PENDING, MACHINE_POOLS_CREATE_PENDING, MACHINE_POOLS_UPGRADE_DEFERRED)
+
+
+# --- the v1beta2 condition ---------------------------------------------------------------------------------------
+
+#: the v1beta2 reasons (upstream v1.14 ``api/core/v1beta2``), where they differ from the v1beta1 ones
+RECONCILE_SUCCEEDED = "ReconcileSucceeded"
+RECONCILE_FAILED_V1BETA2 = "ReconcileFailed"
+CLUSTER_CREATING = "ClusterCreating"
+CLUSTER_UPGRADING = "ClusterUpgrading"
+DELETING = "Deleting"
+
+
+def topology_reconciled_v1beta2(
+    *,
+    cluster: Obj,
+    error: BaseException | None = None,
+    cluster_class: Obj | None = None,
+    upgrades: UpgradeTracker | None = None,
+    hooks: HookTracker | None = None,
+    control_plane: Obj | None = None,
+) -> MetaCondition:
+    """``TopologyReconciled`` as a v1beta2 condition (``status.conditions`` of a v1beta2 Cluster), decided as upstream
+    v1.14 decides it: the same cases as :func:`topology_reconciled`, with v1.14's reasons and its upgrade message
+    (``Cluster is upgrading to <v>`` and a bullet per component). ``control_plane`` is the desired control plane
+    (its kind and the version it is being moved to)."""
+    blocking = hooks is not None and any(response.blocking for response in hooks.responses.values())
+    if dig(cluster, "metadata", "deletionTimestamp"):
+        message = "Cluster is deleting"
+        if blocking and hooks is not None:
+            message += ". " + hook_blocking_message(hooks)
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", DELETING, message)
+    if error is not None:
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", RECONCILE_FAILED_V1BETA2, str(error))
+    if cluster_class is not None and not cluster_class_reconciled(cluster_class):
+        return MetaCondition(
+            TOPOLOGY_RECONCILED, "False", CLUSTER_CLASS_NOT_RECONCILED, CLUSTER_CLASS_NOT_RECONCILED_MESSAGE
+        )
+    created = dig(cluster, "spec", "infrastructureRef") or dig(cluster, "spec", "controlPlaneRef")
+    if not created and blocking and hooks is not None:
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", CLUSTER_CREATING, hook_blocking_message(hooks))
+    if upgrades is not None:
+        upgrading = _upgrade_message(upgrades, hooks, cluster, control_plane)
+        if upgrading is not None:
+            return upgrading
+    if blocking and hooks is not None:
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", LIFECYCLE_HOOK_BLOCKING, hook_blocking_message(hooks))
+    return MetaCondition(TOPOLOGY_RECONCILED, "True", RECONCILE_SUCCEEDED)
+
+
+def _names(kind: str, names: Iterable[str]) -> str:
+    """``MachinePool mp-0``, ``MachinePools a, b``, ``MachinePools a, b, c, ... (2 more)``: upstream v1.14's list."""
+    ordered = sorted(names)
+    if len(ordered) == 1:
+        return f"{kind} {ordered[0]}"
+    if len(ordered) <= 3:
+        return f"{kind}s {', '.join(ordered)}"
+    return f"{kind}s {', '.join(ordered[:3])}, ... ({len(ordered) - 3} more)"
+
+
+def _upgrade_message(
+    upgrades: UpgradeTracker, hooks: HookTracker | None, cluster: Obj, control_plane: Obj | None
+) -> MetaCondition | None:
+    cp = upgrades.control_plane
+    md, mp = upgrades.machine_deployments, upgrades.machine_pools
+    in_flight = (
+        cp.is_pending_upgrade
+        or cp.is_starting_upgrade
+        or cp.is_upgrading
+        or any(w.pending_upgrade or w.upgrading or w.deferred or w.pending_create for w in (md, mp))
+    )
+    if not in_flight:
+        return None
+    version = str(dig(cluster, "spec", "topology", "version") or "")
+    cp_version = str(dig(control_plane, "spec", "version") or version)
+    cp_kind = str((control_plane or {}).get("kind") or "Control plane")
+    lines = [f"Cluster is upgrading to {version}"]
+    blocking = hooks is not None and any(r.blocking for r in hooks.responses.values())
+    if blocking and hooks is not None:
+        lines.append(f"  * {hook_blocking_message(hooks)}")
+    if cp.is_starting_upgrade or cp.is_upgrading:
+        lines.append(f"  * {cp_kind} upgrading to version {cp_version}")
+    elif cp.is_pending_upgrade:
+        lines.append(f"  * {cp_kind} pending upgrade to version {version}")
+    reason = CLUSTER_UPGRADING
+    deferred_reason = None
+    for kind, workers, deferred_kind_reason in (
+        ("MachineDeployment", md, MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED),
+        ("MachinePool", mp, MACHINE_POOLS_UPGRADE_DEFERRED),
+    ):
+        upgrading = set(workers.upgrading)
+        deferred = set(workers.deferred) - upgrading
+        pending = set(workers.pending_upgrade) - upgrading - deferred
+        if upgrading:
+            lines.append(f"  * {_names(kind, upgrading)} upgrading to version {cp_version}")
+        if pending:
+            lines.append(f"  * {_names(kind, pending)} pending upgrade to version {version}")
+        if deferred:
+            annotations = (
+                "topology.cluster.x-k8s.io/defer-upgrade or hold-upgrade-sequence"
+                if kind == "MachinePool"
+                else "defer-upgrade or hold-upgrade-sequence"
+            )
+            lines.append(
+                f"  * {_names(kind, deferred)} upgrade to version {cp_version} deferred using {annotations} annotations"
+            )
+            quiet = not blocking and not (cp.is_starting_upgrade or cp.is_upgrading) and not upgrading and not pending
+            if quiet and deferred_reason is None:
+                deferred_reason = deferred_kind_reason
+        if workers.pending_create:
+            names = _names(kind, workers.pending_create)
+            lines.append(f"  * {names} creation deferred while control plane upgrade is in progress")
+    return MetaCondition(TOPOLOGY_RECONCILED, "False", deferred_reason or reason, "\n".join(lines))

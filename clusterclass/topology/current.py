@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
-from clusterclass.api import contract
+from clusterclass.api.conversion import ConversionError
 from clusterclass.api.objects import Obj, describe, dig, key_of, labels_of, name_of
 from clusterclass.api.refs import align_ref, ref_key
 from clusterclass.api.views import Cluster, Worker
@@ -88,16 +88,17 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
         state.control_plane = cp
         machine_template = blueprint.control_plane_infrastructure_machine_template
         if machine_template is not None:
-            machine_ref = dig(cp, *contract.ControlPlane.MACHINE_TEMPLATE_INFRASTRUCTURE_REF)
+            ref_path = blueprint.contract_of(cp).MACHINE_TEMPLATE_INFRASTRUCTURE_REF
+            machine_ref = dig(cp, *ref_path)
             if not isinstance(machine_ref, dict):
                 raise TopologyError(
-                    f"failed to get spec.machineTemplate.infrastructureRef for {describe(cp)}",
+                    f"failed to get {'.'.join(ref_path)} for {describe(cp)}",
                     obj=ref_key(cp_ref, view.namespace),
-                    field="spec.machineTemplate.infrastructureRef",
+                    field=".".join(ref_path),
                 )
             state.control_plane_infrastructure_machine_template = _read_owned(
                 reader,
-                align_ref(machine_ref, machine_template),
+                _versioned(align_ref(machine_ref, machine_template), blueprint),
                 view.namespace,
                 "ControlPlane InfrastructureMachineTemplate",
                 key_of(cp),
@@ -115,6 +116,18 @@ def get_current_state(cluster: Obj, blueprint: Blueprint, reader: Reader, nodes:
     for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
         state.workers(kind).update(_read_workers(kind, view, blueprint, reader, nodes))
     return state
+
+
+def _versioned(ref: Obj, blueprint: Blueprint) -> Obj:
+    """A contract reference (``{apiGroup, kind, name}``) with the apiVersion its CRD's contract says to read it in."""
+    if ref.get("apiVersion") or not ref.get("kind"):
+        return ref
+    group = str(ref.get("apiGroup") or "")
+    try:
+        api_version = blueprint.contracts.api_version(group, str(ref["kind"]))
+    except ConversionError as err:
+        raise TopologyError(f"failed to read {ref.get('kind')} {ref.get('name')}: {err}") from err
+    return {**{k: v for k, v in ref.items() if k != "apiGroup"}, "apiVersion": api_version}
 
 
 def _read_owned(

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from clusterclass.api import constants as c
-from clusterclass.api import contract
 from clusterclass.api.durations import MACHINE_TIMEOUT_FIELDS, go_duration
 from clusterclass.api.objects import Obj, dig, name_of, set_path
 from clusterclass.api.refs import desired_ref, owner_reference_to
@@ -142,7 +141,12 @@ class _Computer:
         template = self.blueprint.control_plane_infrastructure_machine_template
         if template is None:
             return None
-        current_ref = dig(self.current.control_plane, *contract.ControlPlane.MACHINE_TEMPLATE_INFRASTRUCTURE_REF)
+        current_cp = self.current.control_plane
+        current_ref = (
+            dig(current_cp, *self.blueprint.contract_of(current_cp).MACHINE_TEMPLATE_INFRASTRUCTURE_REF)
+            if current_cp is not None
+            else None
+        )
         name = names.simple_name(names.control_plane_machine_template_prefix(self.cluster.name), self.rng)
         if isinstance(current_ref, dict) and current_ref.get("name"):
             name = str(current_ref["name"])
@@ -182,13 +186,20 @@ class _Computer:
             annotations=annotations,
             owner_references=_carry_shim_owner(self.current.control_plane, self.cluster.name),
         )
-        cp_contract = contract.ControlPlane
+        cp_contract = self.blueprint.control_plane_contract
         if machine_template is not None:
-            current_ref = dig(self.current.control_plane, *cp_contract.MACHINE_TEMPLATE_INFRASTRUCTURE_REF)
+            current_cp = self.current.control_plane
+            current_ref = (
+                dig(current_cp, *self.blueprint.contract_of(current_cp).MACHINE_TEMPLATE_INFRASTRUCTURE_REF)
+                if current_cp is not None
+                else None
+            )
             set_path(
                 cp,
                 cp_contract.MACHINE_TEMPLATE_INFRASTRUCTURE_REF,
-                desired_ref(current_ref if isinstance(current_ref, dict) else None, machine_template),
+                cp_contract.infrastructure_ref(
+                    desired_ref(current_ref if isinstance(current_ref, dict) else None, machine_template)
+                ),
             )
             existing = dig(cp, *cp_contract.MACHINE_TEMPLATE_METADATA) or {}
             metadata: Obj = {}
@@ -204,7 +215,12 @@ class _Computer:
         for duration_field in MACHINE_TIMEOUT_FIELDS:
             value = _pick(topology.control_plane.get(duration_field), cp_class.get(duration_field))
             if value is not None:
-                set_path(cp, (*cp_contract.MACHINE_TEMPLATE, duration_field), go_duration(value))
+                set_path(
+                    cp,
+                    cp_contract.timeout_path(duration_field),
+                    cp_contract.timeout_value(duration_field, go_duration(value)),
+                )
+        current_cp = self.current.control_plane
         version = control_plane_version(
             desired=topology.version,
             current_cp=self.current.control_plane,
@@ -213,6 +229,9 @@ class _Computer:
             tracker=self.upgrades,
             hook_tracker=self.hook_tracker,
             hooks=self.lifecycle_hooks,
+            contract=self.blueprint.contract_of(self.current.control_plane)
+            if self.current.control_plane
+            else cp_contract,
         )
         set_path(cp, cp_contract.VERSION, version)
         return cp

@@ -2,6 +2,14 @@
 
 This is the entry point ``plan`` and the controller share; each stage lives in its own module
 (``blueprint``, ``current``, ``desired``) and this function only calls them in order.
+
+The pipeline works on one shape of the Cluster API core kinds: ``cluster.x-k8s.io/v1beta1`` as upstream v1.14
+defines it (every v1beta2 field has a place in it, v1beta2 conditions and counters under ``status.v1beta2``).
+Readers answer core objects in that version (converting v1beta2 ones, :mod:`clusterclass.topology.reader`), a
+Cluster given in v1beta2 is converted on the way in (:func:`pipeline_cluster`), and the desired core objects come
+out in it: the caller writes them in the version it speaks (:func:`clusterclass.api.conversion.convert`). Provider
+objects stay in their own versions; where the topology writes into them depends on the contract their CRD says
+they implement (:mod:`clusterclass.api.contract`).
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from clusterclass.api import constants as c
+from clusterclass.api.contracts import ContractLookup, bundled_contracts
+from clusterclass.api.conversion import ConversionError, convert
 from clusterclass.api.objects import Obj, dig, key_of
 from clusterclass.api.views import Cluster
 from clusterclass.api.workers import WORKER_KINDS
@@ -35,18 +45,34 @@ if TYPE_CHECKING:
     from clusterclass.topology.patches.external import ExtensionCalls
 
 
+#: the version of the core kinds the pipeline reads and computes
+PIPELINE_API_VERSION = c.CLUSTER_API_VERSION
+
+
+def pipeline_cluster(cluster: Obj, contracts: ContractLookup | None = None) -> Obj:
+    """``cluster`` in the pipeline's version (a copy when converted); a Cluster that cannot be converted is an
+    error naming the field, in the Cluster's own version."""
+    if cluster.get("apiVersion") == PIPELINE_API_VERSION:
+        return cluster
+    try:
+        return convert(cluster, PIPELINE_API_VERSION, api_versions=contracts or bundled_contracts())
+    except ConversionError as err:
+        raise TopologyError(str(err.message), obj=key_of(cluster), field=err.field) from err
+
+
 def get_cluster_class(cluster: Obj, reader: Reader) -> Obj:
-    """The ClusterClass a Cluster's topology names, in the Cluster's namespace."""
+    """The ClusterClass a Cluster's topology names, in ``classNamespace`` or else the Cluster's namespace."""
     view = Cluster(cluster)
     topology = view.topology
     if topology is None:
         raise TopologyError("Cluster has no spec.topology", obj=view.key, field="spec.topology")
     if not topology.class_name:
         raise TopologyError("spec.topology.class must be set", obj=view.key, field="spec.topology.class")
-    cluster_class = reader.get(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS, view.namespace, topology.class_name)
+    namespace = topology.class_namespace or view.namespace
+    cluster_class = reader.get(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS, namespace, topology.class_name)
     if cluster_class is None:
         raise TopologyError(
-            f"failed to get ClusterClass {view.namespace}/{topology.class_name}: not found",
+            f"failed to get ClusterClass {namespace}/{topology.class_name}: not found",
             obj=view.key,
             field="spec.topology.class",
         )
@@ -107,6 +133,7 @@ def compute_topology(
     hooks: LifecycleHooks | None = None,
     extensions: ExtensionCalls | None = None,
     stage_context: bool = False,
+    contracts: ContractLookup | None = None,
 ) -> Computation:
     """Read the ClusterClass, its templates and the Cluster's current objects; compute desired.
 
@@ -115,11 +142,13 @@ def compute_topology(
     computing the desired state of the Cluster topology: ...``): what the controller's condition says.
     ``plan`` names the file and field instead.
     """
+    contracts = contracts if contracts is not None else bundled_contracts()
+    cluster = pipeline_cluster(cluster, contracts)
     cluster_class = get_cluster_class(cluster, reader)
     check_topology_shape(cluster)
     cluster = defaulted_variables(cluster, cluster_class)
     with _stage("error reading the ClusterClass", stage_context):
-        blueprint = get_blueprint(cluster_class, cluster, reader)
+        blueprint = get_blueprint(cluster_class, cluster, reader, contracts)
     with _stage("error reading current state of the Cluster topology", stage_context):
         current = get_current_state(cluster, blueprint, reader, nodes)
     with _stage("error computing the desired state of the Cluster topology", stage_context):

@@ -352,8 +352,9 @@ class _Reconcile:
                 SAME_GROUP_KIND_NAMESPACE,
             )
             cp = copy.deepcopy(cp)
-            path = contract.ControlPlane.MACHINE_TEMPLATE_INFRASTRUCTURE_REF
-            set_path(cp, path, desired_ref(dig(cp, *path), template))
+            cp_contract = self.computation.blueprint.control_plane_contract
+            path = cp_contract.MACHINE_TEMPLATE_INFRASTRUCTURE_REF
+            set_path(cp, path, cp_contract.infrastructure_ref(desired_ref(dig(cp, *path), template)))
         yield from self.referenced_object(current.control_plane, cp, version=CONTROL_PLANE_VERSION)
         if replaced is not None:
             yield Delete(replaced, note="replaced by template rotation")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
-from clusterclass.api import contract
+from clusterclass.api.contract import CONTROL_PLANE_V1BETA1, ControlPlaneContract
 from clusterclass.api.objects import Obj, annotations_of, dig, key_of, name_of
 from clusterclass.api.views import Worker, WorkerTopology
 from clusterclass.api.workers import MACHINE_POOL, WorkerKind
@@ -159,25 +159,6 @@ def mark_upgrading_workers(current: CurrentState, tracker: UpgradeTracker, kind:
             upgrades.upgrading.add(name_of(state.object))
 
 
-def _cp_int(cp: Obj, path: tuple[str, ...]) -> int | None:
-    value = dig(cp, *path)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def control_plane_is_scaling(cp: Obj) -> bool:
-    """The control plane contract's scaling rule: any replica count off, or unavailable replicas."""
-    desired = _cp_int(cp, contract.ControlPlane.REPLICAS)
-    counts = [
-        _cp_int(cp, contract.ControlPlane.STATUS_REPLICAS),
-        _cp_int(cp, contract.ControlPlane.STATUS_UPDATED_REPLICAS),
-        _cp_int(cp, contract.ControlPlane.STATUS_READY_REPLICAS),
-    ]
-    if any(count is None for count in counts):
-        return True  # no status yet: treat as scaling so nothing relies on a stable control plane
-    unavailable = _cp_int(cp, contract.ControlPlane.STATUS_UNAVAILABLE_REPLICAS) or 0
-    return any(count != desired for count in counts) or unavailable > 0
-
-
 def control_plane_version(
     *,
     desired: str,
@@ -187,18 +168,21 @@ def control_plane_version(
     tracker: UpgradeTracker,
     hook_tracker: HookTracker,
     hooks: LifecycleHooks | None,
+    contract: ControlPlaneContract = CONTROL_PLANE_V1BETA1,
 ) -> str:
-    """The version to write on the control plane (spec §4.4), recording its state in ``tracker``."""
+    """The version to write on the control plane (spec §4.4), recording its state in ``tracker``.
+
+    ``contract`` is the current control plane's (where its status keeps versions and replica counts)."""
     if current_cp is None:
         return desired
     cp_state = tracker.control_plane
-    current = dig(current_cp, *contract.ControlPlane.VERSION)
+    current = dig(current_cp, *contract.VERSION)
     current = current if isinstance(current, str) else ""
     cp_state.version = current
     if current != desired:
         cp_state.is_pending_upgrade = True
 
-    status_version = dig(current_cp, *contract.ControlPlane.STATUS_VERSION)
+    status_version = dig(current_cp, *contract.STATUS_VERSION)
     if not status_version:
         cp_state.is_provisioning = True
         return current
@@ -215,7 +199,7 @@ def control_plane_version(
                 hook_tracker.marked_done.add(c.HOOK_AFTER_CONTROL_PLANE_UPGRADE)
         return current
 
-    if replicas_managed and control_plane_is_scaling(current_cp):
+    if replicas_managed and contract.is_scaling(current_cp):
         cp_state.is_scaling = True
         return current
 

@@ -74,16 +74,15 @@ def build_items(blueprint: Blueprint, desired: DesiredState) -> list[Item]:
 
     def set_control_plane_spec(template: Obj) -> None:
         # The fields topology itself computes survive whatever a patch does to the template.
+        cp_contract = blueprint.control_plane_contract
         preserved = [
             (path, dig(cp, *path))
             for path in (
-                contract.ControlPlane.MACHINE_TEMPLATE_METADATA,
-                contract.ControlPlane.MACHINE_TEMPLATE_INFRASTRUCTURE_REF,
-                contract.ControlPlane.MACHINE_TEMPLATE_NODE_DRAIN_TIMEOUT,
-                contract.ControlPlane.MACHINE_TEMPLATE_NODE_VOLUME_DETACH_TIMEOUT,
-                contract.ControlPlane.MACHINE_TEMPLATE_NODE_DELETION_TIMEOUT,
-                contract.ControlPlane.REPLICAS,
-                contract.ControlPlane.VERSION,
+                cp_contract.MACHINE_TEMPLATE_METADATA,
+                cp_contract.MACHINE_TEMPLATE_INFRASTRUCTURE_REF,
+                *cp_contract.timeout_paths,
+                cp_contract.REPLICAS,
+                cp_contract.VERSION,
             )
         ]
         spec = _template_spec(template)
