@@ -59,6 +59,13 @@ def cli() -> None:
 )
 @click.option("--seed", type=int, help="Seed for the random suffixes of new names, for reproducible plans.")
 @click.option(
+    "--api-version",
+    "api_version",
+    type=click.Choice(["v1beta1", "v1beta2"]),
+    help="Show every planned object in this API version (default: the version each Cluster was given in; "
+    "provider objects in their template's).",
+)
+@click.option(
     "--extension-url",
     metavar="https://HOST:PORT",
     help="A running Runtime Extension to call for external patches and variables (any ExtensionConfig name).",
@@ -74,6 +81,7 @@ def plan(
     cluster: str | None,
     output: str,
     seed: int | None,
+    api_version: str | None,
     extension_url: str | None,
     extension_ca: str | None,
 ) -> None:
@@ -91,7 +99,7 @@ def plan(
         if extension_url or configs:
             ca = Path(extension_ca).read_bytes() if extension_ca else None
             extensions = PlanExtensions(configs, url=extension_url, ca_pem=ca)
-        result = make_plan(loaded, cluster=cluster, seed=seed, extensions=extensions)
+        result = make_plan(loaded, cluster=cluster, seed=seed, extensions=extensions, api_version=api_version)
     except ClusterClassError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(1)

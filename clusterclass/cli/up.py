@@ -53,6 +53,13 @@ log = logging.getLogger("clusterclass.up")
     help="Create the bundled example ClusterClass and Cluster.",
 )
 @click.option(
+    "--example-version",
+    type=click.Choice(["v1beta2", "v1beta1"]),
+    default="v1beta2",
+    show_default=True,
+    help="The Cluster API version the example is written in (quick-start.yaml or quick-start-v1beta1.yaml).",
+)
+@click.option(
     "--example-extension",
     is_flag=True,
     help="Also run the example Runtime Extension (Python SDK) and a Cluster whose ClusterClass uses it.",
@@ -96,6 +103,7 @@ def up(
     port: int | None,
     kubeconfig_out: Path | None,
     example: bool,
+    example_version: str,
     example_extension: bool,
     exit_when_ready: bool,
     timeout: float,
@@ -135,6 +143,7 @@ def up(
             port=port,
             kubeconfig_out=kubeconfig_out,
             example=example,
+            example_version=example_version,
             example_extension=example_extension,
             exit_when_ready=exit_when_ready,
             timeout=timeout,
@@ -170,11 +179,12 @@ async def _up(
     seed: int | None,
     pool_max_surge: int | None = None,
     example_extension: bool = False,
+    example_version: str = "v1beta2",
 ) -> int:
     from clusterclass.api.objects import name_of, namespace_of
     from clusterclass.apiserver.front.serving import write_kubeconfig
     from clusterclass.sim.timing import Timing
-    from clusterclass.up.example import apply_example, example_clusters, example_objects
+    from clusterclass.up.example import apply_example, example_clusters, example_objects, example_path
     from clusterclass.up.extension import VARIANT, ServedExtension, serve_example_extension, variant_objects
     from clusterclass.up.management import EmbeddedManagementCluster
     from clusterclass.up.progress import Progress
@@ -202,11 +212,11 @@ async def _up(
             console.print(f"controller log: {layout.log_file}")
         clusters: list[tuple[str, str]] = []
         if example:
-            created = await apply_example(management.client)
-            clusters = example_clusters()
+            created = await apply_example(management.client, version=example_version)
+            clusters = example_clusters(example_version)
             if created:
                 console.print(
-                    f"created the example (clusterclass/examples/quick-start.yaml): {len(created)} objects, "
+                    f"created the example ({example_path(example_version)}): {len(created)} objects, "
                     + ", ".join(f"Cluster {ns}/{name}" for ns, name in clusters)
                 )
             else:
@@ -216,7 +226,7 @@ async def _up(
             console.print(f"example Runtime Extension: {served.url} (ExtensionConfig example-extension)")
             variant = variant_objects()
             if not example:  # the variant uses the example's templates
-                variant = [o for o in example_objects() if o["kind"] != "Cluster"] + variant
+                variant = [o for o in example_objects(example_version) if o["kind"] != "Cluster"] + variant
             created_variant = await apply_example(management.client, variant)
             clusters += [(namespace_of(o), name_of(o)) for o in variant if o["kind"] == "Cluster"]
             if created_variant:

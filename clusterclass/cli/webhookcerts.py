@@ -1,10 +1,11 @@
 """``clusterclass webhook-certs``: the webhook serving certificate for a management cluster without cert-manager.
 
 It writes a new CA and a serving pair for the webhook Service (``ca.crt``, ``tls.crt``, ``tls.key``) and prints the
-two steps that install them: the TLS Secret the Deployment mounts, and JSON patches that put the CA into the
-webhook configurations (:mod:`clusterclass.webhooks.certificates`). With ``--url`` (the controller running outside
-the cluster, e.g. ``clusterclass run`` on a laptop) it prints the webhook configurations registering that URL
-instead, ready for ``kubectl apply -f -``.
+steps that install them: the TLS Secret the Deployment mounts, and JSON patches that put the CA into the webhook
+configurations (:mod:`clusterclass.webhooks.certificates`) and into the conversion webhook of each Cluster API CRD
+``config/crd`` installs. With ``--url`` (the controller running outside the cluster, e.g. ``clusterclass run`` on a
+laptop) it prints the webhook configurations registering that URL instead, ready for ``kubectl apply -f -``, and
+the patches pointing the CRDs' conversion at it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from clusterclass.webhooks.configuration import (
     url_client_config,
     webhook_configurations,
 )
+from clusterclass.webhooks.conversion import PATH as CONVERSION_PATH
 from clusterclass.webhooks.handlers import WebhookType
 
 PREFIX = "clusterclass-"
@@ -57,6 +59,10 @@ def webhook_certs(directory: Path, service: str, namespace: str, secret: str, ur
             validating_name=PREFIX + VALIDATING_NAME,
         )
         click.echo("---\n".join(yaml.safe_dump(d, sort_keys=False) for d in documents), nl=False)
+        client_config = {"url": url.rstrip("/") + CONVERSION_PATH, "caBundle": certificate.ca_bundle}
+        for name in _converted_crds():
+            patch = json.dumps({"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}})
+            click.echo(f"# kubectl patch crd {name} --type=merge -p {shlex.quote(patch)}", err=True)
         click.echo(f"# then: clusterclass run --webhook-cert-dir {directory} ...", err=True)
         return
     certificate = serving_certificate(service_hosts(service, namespace))
@@ -72,3 +78,20 @@ def webhook_certs(directory: Path, service: str, namespace: str, secret: str, ur
     for kind, name, webhook_type in configurations:
         patch = json.dumps(ca_bundle_patches(webhook_type, certificate.ca_bundle), separators=(",", ":"))
         click.echo(f"  kubectl patch {kind} {name} --type=json -p {shlex.quote(patch)}")
+    crd_patch = json.dumps(
+        [{"op": "add", "path": "/spec/conversion/webhook/clientConfig/caBundle", "value": certificate.ca_bundle}],
+        separators=(",", ":"),
+    )
+    for name in _converted_crds():
+        click.echo(f"  kubectl patch crd {name} --type=json -p {shlex.quote(crd_patch)}")
+
+
+def _converted_crds() -> list[str]:
+    """The bundled CRDs with a conversion webhook (what ``config/crd`` installs), by name."""
+    from clusterclass.apiserver.crd.controllers import bundled_crds
+
+    return sorted(
+        str(crd["metadata"]["name"])
+        for crd in bundled_crds()
+        if (crd["spec"].get("conversion") or {}).get("strategy") == "Webhook"
+    )

@@ -133,16 +133,23 @@ class ControllerProcess:
         if options.sim is not None:
             self.simulation = Simulation(manager, timing=options.sim, rng=random.Random(rng.random()))
             await self.simulation.setup()
-        await self.controllers.start(reconcile=False)
         checks = {"informer-sync": lambda: None if manager.synced else "the caches have not listed everything yet"}
         if certificates is not None:
+            # before the caches list: on a v1beta2 management cluster their v1beta1 lists go through the conversion
+            # webhook this server answers (config/crd points the Cluster API CRDs at it)
             handlers = AdmissionHandlers(manager, workload=self.controllers.workload)
             self.webhooks = WebhookServer(
-                handlers, self.metrics, certificates, host=options.webhook_host, port=options.webhook_port
+                handlers,
+                self.metrics,
+                certificates,
+                host=options.webhook_host,
+                port=options.webhook_port,
+                conversion=lambda: manager.reader.api_versions,
             )
             await self.webhooks.start()
             webhooks = self.webhooks
             checks["webhook"] = lambda: None if webhooks.serving else "the webhook server is not serving"
+        await self.controllers.start(reconcile=False)
         self.endpoints = await Endpoints(self.metrics, options.metrics_address, options.health_address, checks).start()
         if options.leader_elect:
             self.elector = LeaderElector(

@@ -222,7 +222,7 @@ def _with_health_checks(objects: list[Obj]) -> list[Obj]:
 
 
 async def _life_of_a_cluster(admin: MemoryClient) -> None:
-    objects = _with_health_checks(example_objects())
+    objects = _with_health_checks(example_objects("v1beta1"))  # the recorded life is written in v1beta1
     for obj in objects:
         await admin.create(obj)
     (cluster,) = [o for o in objects if o.get("kind") == c.KIND_CLUSTER]

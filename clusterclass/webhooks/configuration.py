@@ -50,7 +50,7 @@ def _entry(webhook: Webhook, client_config: ClientConfig) -> Obj:
         "rules": [
             {
                 "apiGroups": [webhook.api_group],
-                "apiVersions": [webhook.api_version],
+                "apiVersions": list(webhook.api_versions),
                 "operations": list(webhook.operations),
                 "resources": [webhook.resource],
             }

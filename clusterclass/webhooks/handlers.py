@@ -18,10 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+import jsonpatch
+
 from clusterclass.api import constants as c
+from clusterclass.api.conversion import ConversionError
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.controllers.workload import WorkloadClusters
@@ -41,6 +44,7 @@ from clusterclass.topology.check.clusterclass import (
     validate_cluster_class_delete,
 )
 from clusterclass.topology.check.machinepool import default_machine_pool, validate_machine_pool
+from clusterclass.topology.shapes import from_pipeline, pipeline_version, to_pipeline, user_errors, user_message
 from clusterclass.webhooks.review import AdmissionRequest, AdmissionResponse, allowed, denied, patched
 
 logger = logging.getLogger(__name__)
@@ -54,6 +58,9 @@ WORKLOAD_TIMEOUT = 5.0
 
 WebhookType = Literal["mutating", "validating"]
 
+#: the Cluster API versions the webhooks are registered for, the configuration's path version first
+SERVED_VERSIONS: tuple[str, ...] = ("v1beta2", "v1beta1")
+
 
 @dataclass(frozen=True)
 class Webhook:
@@ -65,20 +72,31 @@ class Webhook:
     resource: str
     operations: tuple[str, ...]
 
-    @property
-    def path(self) -> str:
+    def path_of(self, version: str) -> str:
         """controller-runtime's path: ``/<mutate|validate>-<group with dashes>-<version>-<lowercase kind>``."""
         verb = "mutate" if self.type == "mutating" else "validate"
         group = c.CLUSTER_GROUP.replace(".", "-")
-        return f"/{verb}-{group}-{c.CLUSTER_VERSION}-{self.kind.lower()}"
+        return f"/{verb}-{group}-{version}-{self.kind.lower()}"
+
+    @property
+    def path(self) -> str:
+        """The path the configuration names: upstream v1.14's (its webhooks are registered for v1beta2)."""
+        return self.path_of(SERVED_VERSIONS[0])
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path the server answers it on: v1beta1's too, for configurations made before v1beta2."""
+        return tuple(self.path_of(version) for version in SERVED_VERSIONS)
 
     @property
     def api_group(self) -> str:
         return c.CLUSTER_GROUP
 
     @property
-    def api_version(self) -> str:
-        return c.CLUSTER_VERSION
+    def api_versions(self) -> tuple[str, ...]:
+        """The versions its rules match: both, so that an object reaches it in the version the user wrote (and an
+        error names its fields in that version), where upstream's match v1beta2 only."""
+        return SERVED_VERSIONS
 
 
 #: the webhooks served, in upstream's order (names and operations from its config/webhook/manifests.yaml)
@@ -141,7 +159,39 @@ class AdmissionHandlers:
         }
 
     def handler(self, webhook: Webhook) -> Handler:
-        return self._handlers[webhook.name]
+        """The handler of ``webhook``, seeing the object in the rules' version (module doc) whatever version the
+        request carries it in."""
+        handle = self._handlers[webhook.name]
+
+        async def versioned(request: AdmissionRequest) -> AdmissionResponse:
+            return await self._in_pipeline_version(request, handle)
+
+        return versioned
+
+    async def _in_pipeline_version(self, request: AdmissionRequest, handle: Handler) -> AdmissionResponse:
+        """Run ``handle`` on the request with its objects in the pipeline's version; translate its field errors
+        back to the request's version and make its JSON patch against the object as sent."""
+        subject = request.object if request.object is not None else request.old_object
+        version = str((subject or {}).get("apiVersion") or "").rpartition("/")[2]
+        if subject is None or version == pipeline_version(c.CLUSTER_GROUP, request.kind):
+            return await handle(request)
+        api_versions = self.manager.reader.api_versions
+        try:
+            converted = replace(
+                request,
+                object=to_pipeline(request.object, api_versions) if request.object is not None else None,
+                old_object=to_pipeline(request.old_object, api_versions) if request.old_object is not None else None,
+                user_version=version,
+            )
+        except ConversionError as err:
+            return denied(make_status(400, "BadRequest", f"cannot read the {request.kind}: {err}"))
+        response = await handle(converted)
+        if response.patch and converted.object is not None and request.object is not None:
+            defaulted = jsonpatch.apply_patch(converted.object, response.patch)
+            original = from_pipeline(converted.object, version, api_versions)
+            shown = from_pipeline(defaulted, version, api_versions)
+            response = patched(original, shown, response.warnings)
+        return response
 
     # -- Cluster ---------------------------------------------------------------------------------------
 
@@ -160,7 +210,8 @@ class AdmissionHandlers:
                 topology, cluster_class, old_topology=old_topology if isinstance(old_topology, dict) else None
             )
             if errors:
-                return denied(invalid_status(c.KIND_CLUSTER, c.CLUSTER_GROUP, name_of(cluster), errors))
+                shown = user_errors(c.CLUSTER_GROUP, c.KIND_CLUSTER, request.user_version, errors)
+                return denied(invalid_status(c.KIND_CLUSTER, c.CLUSTER_GROUP, name_of(cluster), shown))
         return patched(cluster, defaulted)
 
     async def validate_cluster(self, request: AdmissionRequest) -> AdmissionResponse:
@@ -263,7 +314,11 @@ class AdmissionHandlers:
 
     @staticmethod
     def _verdict(request: AdmissionRequest, result: Result) -> AdmissionResponse:
+        """Allowed with the warnings, or Invalid naming each field as the request's version spells it."""
+        version = request.user_version
+        warnings = [user_message(c.CLUSTER_GROUP, request.kind, version, w) for w in result.warnings]
         if result.errors:
             name = name_of(request.subject) or request.name
-            return denied(invalid_status(request.kind, c.CLUSTER_GROUP, name, result.errors), result.warnings)
-        return allowed(result.warnings)
+            errors = user_errors(c.CLUSTER_GROUP, request.kind, version, result.errors)
+            return denied(invalid_status(request.kind, c.CLUSTER_GROUP, name, errors), warnings)
+        return allowed(warnings)

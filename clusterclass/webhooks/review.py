@@ -50,6 +50,8 @@ class AdmissionRequest:
     old_object: Obj | None
     dry_run: bool = False
     user: str = ""
+    #: the version the object was sent in, when the handlers see it converted (``v1beta2``); "" otherwise
+    user_version: str = ""
 
     @property
     def subject(self) -> Obj:

@@ -8,6 +8,9 @@ TLS context: new connections get the new certificate, open ones are not interrup
 written is ignored until both files match (controller-runtime's certwatcher does the same with fsnotify and a
 poll).
 
+``/convert`` answers kube-apiserver's ConversionReviews for the Cluster API CRDs (:mod:`.conversion`), when the
+server is given the reference versions to convert with.
+
 Each POST to a path of :data:`~clusterclass.webhooks.handlers.WEBHOOKS` is one review: read, answered by the
 handler, timed into ``controller_runtime_webhook_*`` metrics. A handler that fails answers not allowed with code
 500 and the error, as controller-runtime does; a body that is no AdmissionReview answers 400.
@@ -21,9 +24,11 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from clusterclass.api.conversion import ApiVersions
 from clusterclass.controllers.runtime.metrics import Metrics
 from clusterclass.kube.certs import CertificateWatcher
 from clusterclass.kube.errors import make_status
+from clusterclass.webhooks import conversion
 from clusterclass.webhooks.handlers import WEBHOOKS, AdmissionHandlers, Webhook
 from clusterclass.webhooks.review import (
     AdmissionResponse,
@@ -52,12 +57,18 @@ class WebhookServer:
     certificates: CertificateWatcher
     host: str = "0.0.0.0"
     port: int = DEFAULT_PORT
+    #: the CRD conversion webhook's reference versions (the manager's CRDs), or None to serve no ``/convert``
+    conversion: Callable[[], ApiVersions] | None = None
     _runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
         for webhook in WEBHOOKS:
-            app.router.add_post(webhook.path, self._endpoint(webhook))
+            endpoint = self._endpoint(webhook)
+            for path in webhook.paths:
+                app.router.add_post(path, endpoint)
+        if self.conversion is not None:
+            app.router.add_post(conversion.PATH, conversion.conversion_endpoint(self.conversion))
         return app
 
     def _endpoint(self, webhook: Webhook) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

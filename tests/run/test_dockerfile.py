@@ -51,5 +51,5 @@ def test_what_the_image_copies_is_enough_to_build_the_wheel(tmp_path: Path) -> N
     import zipfile
 
     names = zipfile.ZipFile(wheel).namelist()
-    assert "clusterclass/apiserver/crd/upstream/cluster.x-k8s.io_clusters.yaml" in names
+    assert "clusterclass/crds/cluster.x-k8s.io_clusters.yaml" in names
     assert "clusterclass/examples/quick-start.yaml" in names

@@ -111,12 +111,19 @@ def test_webhook_certs_for_the_service_and_how_to_install_them(tmp_path: Path) -
         f"  kubectl -n clusterclass-system create secret tls clusterclass-webhook-service-cert "
         f"--cert={tmp_path / 'tls.crt'} --key={tmp_path / 'tls.key'}"
     ) in lines
-    patches = [shlex.split(line)[-1] for line in lines if "kubectl patch" in line]
+    patches = [shlex.split(line)[-1] for line in lines if "kubectl patch" in line and "webhookconfiguration" in line]
     assert len(patches) == 2
     for patch in patches:
         operations = json.loads(patch)
         assert len(operations) == 3  # one per webhook of the configuration
         assert {base64.b64decode(op["value"]) for op in operations} == {(tmp_path / "ca.crt").read_bytes()}
+    # and the CA of each Cluster API CRD's conversion webhook (config/crd)
+    crds = [shlex.split(line) for line in lines if line.startswith("  kubectl patch crd ")]
+    assert {words[3] for words in crds} >= {"clusters.cluster.x-k8s.io", "machinepools.cluster.x-k8s.io"}
+    for words in crds:
+        (operation,) = json.loads(words[-1])
+        assert operation["path"] == "/spec/conversion/webhook/clientConfig/caBundle"
+        assert base64.b64decode(operation["value"]) == (tmp_path / "ca.crt").read_bytes()
 
 
 def test_webhook_certs_for_a_controller_outside_the_cluster(tmp_path: Path) -> None:
@@ -125,6 +132,6 @@ def test_webhook_certs_for_a_controller_outside_the_cluster(tmp_path: Path) -> N
     documents = list(yaml.safe_load_all(result.stdout))
     assert [d["kind"] for d in documents] == ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
     urls = [w["clientConfig"]["url"] for d in documents for w in d["webhooks"]]
-    assert "https://127.0.0.1:9443/validate-cluster-x-k8s-io-v1beta1-machinepool" in urls
+    assert "https://127.0.0.1:9443/validate-cluster-x-k8s-io-v1beta2-machinepool" in urls  # upstream v1.14's path
     bad = CliRunner().invoke(cli, ["webhook-certs", "--dir", str(tmp_path), "--url", "http://x:1"])
     assert bad.exit_code == 2 and "'http://x:1' is not https://HOST:PORT" in bad.output

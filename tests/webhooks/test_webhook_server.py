@@ -31,7 +31,7 @@ from clusterclass.kube.certs import CertificateAuthority
 from clusterclass.plan.loader import load
 from clusterclass.webhooks import WEBHOOKS, AdmissionHandlers, CertificateWatcher, WebhookServer
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "clusterclass" / "examples" / "quick-start.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "clusterclass" / "examples" / "quick-start-v1beta1.yaml"
 CAPI = "cluster.x-k8s.io/v1beta1"
 PATHS = {w.name: w.path for w in WEBHOOKS}
 
