@@ -14,10 +14,16 @@ reconcile without error. One reconcile of a ClusterClass (paused or deleting one
    gets a non-controller ownerReference to the ClusterClass; a template that does not exist is an error
    (``Could not find external object for the ClusterClass. refGroupVersionKind: ..., refName: ...``); a
    paused one is left alone.
-3. **Ref versions**: each ref's apiVersion is compared with the newest version its CRD declares for the
-   v1beta1 contract (the CRD label ``cluster.x-k8s.io/v1beta1``); condition ``RefVersionsUpToDate``: True,
-   or False/``OutdatedRefVersions``/Warning listing ``Ref "<gvk> <ns>/<name>" should be "<gvk'> <ns>/<name>"``
-   (reported only, as in v1.6: refs are not rewritten).
+3. **Ref versions**: each ref's apiVersion is compared with the newest version its CRD declares for the newest
+   contract this implementation is compatible with (the CRD labels ``cluster.x-k8s.io/v1beta2``, then
+   ``cluster.x-k8s.io/v1beta1``, as upstream v1.14); condition ``RefVersionsUpToDate``: True, or
+   False/``OutdatedRefVersions``/Warning listing ``Ref "<gvk> <ns>/<name>" should be "<gvk'> <ns>/<name>"``
+   (reported only: refs are not rewritten).
+
+Every condition is written twice: as the v1beta1 condition above (upstream v1.6's words, kept under
+``status.deprecated.v1beta1`` of a v1beta2 ClusterClass) and as upstream v1.14's v1beta2 condition
+(``RefVersionsUpToDate`` with reasons ``RefVersionsUpToDate``/``RefVersionsNotUpToDate``/``InternalError``,
+``VariablesReady`` with ``VariablesReady``/``VariableDiscoveryFailed``).
 
 The status is written only when it changes, and reads come from the caches.
 """
@@ -25,13 +31,23 @@ The status is written only when it changes, and reads come from the caches.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from clusterclass.api import constants as c
-from clusterclass.api.conditions import Condition, conditions_of, false, true, with_conditions
+from clusterclass.api.conditions import (
+    Condition,
+    MetaCondition,
+    conditions_of,
+    false,
+    meta_conditions_of,
+    true,
+    with_conditions,
+    with_meta_conditions,
+)
+from clusterclass.api.contracts import COMPATIBLE_CONTRACTS, latest_contract_and_version
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, name_of, namespace_of, owner_references_of
 from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS, Controller, split_key
 from clusterclass.controllers.runtime.manager import Manager
@@ -50,7 +66,9 @@ VARIABLES_RECONCILED = "VariablesReconciled"
 VARIABLE_DISCOVERY_FAILED = "VariableDiscoveryFailed"
 REF_VERSIONS_UP_TO_DATE = "RefVersionsUpToDate"
 OUTDATED_REF_VERSIONS = "OutdatedRefVersions"
-CONTRACT_LABEL = f"{c.CLUSTER_GROUP}/v1beta1"
+#: the v1beta2 condition types and reasons (upstream v1.14), where they differ from the v1beta1 ones
+VARIABLES_READY = "VariablesReady"
+REF_VERSIONS_NOT_UP_TO_DATE = "RefVersionsNotUpToDate"
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 
 #: variables discovered per external patch (patch name → variable definitions), or an error per patch
@@ -71,17 +89,25 @@ def gvk_string(api_version: str, kind: str) -> str:
     return f"{api_version}, Kind={kind}"
 
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+@dataclass(frozen=True)
+class OutdatedRef:
+    """A template reference at an older apiVersion than its CRD's newest for the newest compatible contract."""
 
+    api_version: str
+    latest: str
+    kind: str
+    namespace: str
+    name: str
 
-def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Kubernetes' version order: GA above beta above alpha, then by number; anything else last, by name."""
-    match = _VERSION.match(version)
-    if match is None:
-        return (0, 0, 0, version)
-    major, stage, minor = match.groups()
-    rank = {None: 3, "beta": 2, "alpha": 1}[stage]
-    return (rank, int(major), int(minor or 0), "")
+    @property
+    def v1beta1_message(self) -> str:
+        current, latest = gvk_string(self.api_version, self.kind), gvk_string(self.latest, self.kind)
+        return f'Ref "{current} {self.namespace}/{self.name}" should be "{latest} {self.namespace}/{self.name}"'
+
+    @property
+    def v1beta2_line(self) -> str:
+        current, latest = self.api_version.rpartition("/")[2], self.latest.rpartition("/")[2]
+        return f"* {self.kind} {self.name}: current: {current}, latest: {latest}"
 
 
 class ClusterClassController:
@@ -116,34 +142,49 @@ class ClusterClassController:
         if c.ANNOTATION_PAUSED in annotations_of(cluster_class) or dig(cluster_class, "metadata", "deletionTimestamp"):
             return None
         conditions: list[Condition] = []
+        current: list[MetaCondition] = []
         errors: list[str] = []
         variables = dig(cluster_class, "status", "variables")
         try:
             discovered = await self.discovery(cluster_class)
             variables = status_variables(dig(cluster_class, "spec", "variables") or [], discovered)
             conditions.append(true(VARIABLES_RECONCILED))
+            current.append(MetaCondition(VARIABLES_READY, "True", VARIABLES_READY))
         except VariableDiscoveryError as err:
             message = f"VariableDiscovery failed: {err}"
             conditions.append(false(VARIABLES_RECONCILED, VARIABLE_DISCOVERY_FAILED, "Error", message))
+            current.append(MetaCondition(VARIABLES_READY, "False", VARIABLE_DISCOVERY_FAILED, str(err)))
             errors.append(message)
         try:
             outdated = await self._reconcile_templates(cluster_class)
         except ReconcileFailed as err:
             errors.append(str(err))
+            current.append(
+                MetaCondition(
+                    REF_VERSIONS_UP_TO_DATE, "Unknown", "InternalError", "Please check controller logs for errors"
+                )
+            )
         else:
             if outdated:
-                conditions.append(false(REF_VERSIONS_UP_TO_DATE, OUTDATED_REF_VERSIONS, "Warning", ", ".join(outdated)))
+                legacy = ", ".join(ref.v1beta1_message for ref in outdated)
+                conditions.append(false(REF_VERSIONS_UP_TO_DATE, OUTDATED_REF_VERSIONS, "Warning", legacy))
+                lines = ["The following templateRefs are not using the latest apiVersion:"]
+                lines += [ref.v1beta2_line for ref in outdated]
+                current.append(
+                    MetaCondition(REF_VERSIONS_UP_TO_DATE, "False", REF_VERSIONS_NOT_UP_TO_DATE, "\n".join(lines))
+                )
             else:
                 conditions.append(true(REF_VERSIONS_UP_TO_DATE))
-        await self._write_status(cluster_class, variables, conditions, reconciled=not errors)
+                current.append(MetaCondition(REF_VERSIONS_UP_TO_DATE, "True", REF_VERSIONS_UP_TO_DATE))
+        await self._write_status(cluster_class, variables, conditions, current, reconciled=not errors)
         if errors:
             raise ReconcileFailed("; ".join(errors))
         return None
 
     # --- templates ------------------------------------------------------------------------------------------
 
-    async def _reconcile_templates(self, cluster_class: Obj) -> list[str]:
-        """Own every referenced template; the messages of the refs to outdated versions."""
+    async def _reconcile_templates(self, cluster_class: Obj) -> list[OutdatedRef]:
+        """Own every referenced template; the refs to outdated versions."""
         refs: dict[tuple[str, str, str, str], Obj] = {}
         for ref in template_refs(cluster_class):
             if isinstance(ref, dict) and ref.get("name"):
@@ -162,10 +203,7 @@ class ClusterClassController:
             await self._adopt(template, cluster_class)
             latest = await self._latest_api_version(api_version, kind)
             if latest != api_version:
-                outdated.append(
-                    f'Ref "{gvk_string(api_version, kind)} {namespace}/{name}" should be '
-                    f'"{gvk_string(latest, kind)} {namespace}/{name}"'
-                )
+                outdated.append(OutdatedRef(api_version, latest, kind, namespace, name))
         return outdated
 
     async def _adopt(self, template: Obj, cluster_class: Obj) -> None:
@@ -197,36 +235,46 @@ class ClusterClassController:
             ) from err
 
     async def _latest_api_version(self, api_version: str, kind: str) -> str:
-        """The newest apiVersion of ``kind``'s group that the CRD's contract label names for v1beta1."""
+        """The newest apiVersion of ``kind``'s group that its CRD's contract labels name for the newest compatible
+        contract (upstream's ``UpdateReferenceAPIContract``)."""
         group = group_of(api_version)
         crds = await self.manager.informer(CRD_API_VERSION, "CustomResourceDefinition")
         crd = next(
             (o for o in crds.list() if dig(o, "spec", "group") == group and dig(o, "spec", "names", "kind") == kind),
             None,
         )
-        versions = [v for v in str(dig(crd, "metadata", "labels", CONTRACT_LABEL) or "").split("_") if v]
-        if not versions:
+        found = latest_contract_and_version(dig(crd, "metadata", "labels") or {}) if crd is not None else None
+        if found is None:
             what = name_of(crd) if crd is not None else f"of {kind}.{group}"
             raise ReconcileFailed(
                 f"failed to get the latest apiVersion of {gvk_string(api_version, kind)}: cannot find any versions "
-                f'matching contract "{CONTRACT_LABEL}" for CRD {what} as contract version label(s) are either '
-                "missing or empty"
+                f"matching contract versions {list(COMPATIBLE_CONTRACTS)} for CRD {what} as contract version "
+                "label(s) are either missing or empty"
             )
-        latest = max(versions, key=version_priority)
-        return f"{group}/{latest}" if group else latest
+        return f"{group}/{found[1]}" if group else found[1]
 
     # --- status -----------------------------------------------------------------------------------------------
 
     async def _write_status(
-        self, cluster_class: Obj, variables: Any, conditions: list[Condition], *, reconciled: bool
+        self,
+        cluster_class: Obj,
+        variables: Any,
+        conditions: list[Condition],
+        current: list[MetaCondition],
+        *,
+        reconciled: bool,
     ) -> None:
         status: Obj = {}
         if variables != dig(cluster_class, "status", "variables") and variables is not None:
             status["variables"] = variables
-        updated = with_conditions(conditions_of(cluster_class), conditions, rfc3339(datetime.now(UTC)))
+        now = rfc3339(datetime.now(UTC))
+        updated = with_conditions(conditions_of(cluster_class), conditions, now)
         if updated is not None:
             status["conditions"] = updated
         generation = dig(cluster_class, "metadata", "generation")
+        updated_current = with_meta_conditions(meta_conditions_of(cluster_class), current, now, generation)
+        if updated_current is not None:
+            status["v1beta2"] = {"conditions": updated_current}
         if reconciled and generation != dig(cluster_class, "status", "observedGeneration"):
             status["observedGeneration"] = generation
         if not status:

@@ -9,7 +9,8 @@ One reconcile of an ExtensionConfig (paused or deleting ones are skipped):
    ``<handler>.<ExtensionConfig>`` with ``timeoutSeconds`` (10) and ``failurePolicy`` (``Fail``) defaulted, become
    ``status.handlers``, and condition ``Discovered`` is True — or, when discovery fails, False/``DiscoveryFailed``/
    Error ``error in discovery: <why>``, the handlers found before are kept, and the reconcile is retried with
-   backoff.
+   backoff. The v1beta2 condition of the same type (v1.14's) is written beside it: True/``Discovered``, or
+   False/``NotDiscovered`` ``Error in discovery: <why>``.
 
 The registry the topology and ClusterClass controllers call through is the cache of ExtensionConfigs itself
 (:mod:`clusterclass.controllers.extensions`), so a status written here is what they see next. Every object is
@@ -23,7 +24,16 @@ import logging
 from datetime import UTC, datetime
 
 from clusterclass.api import constants as c
-from clusterclass.api.conditions import Condition, conditions_of, false, true, with_conditions
+from clusterclass.api.conditions import (
+    Condition,
+    MetaCondition,
+    conditions_of,
+    false,
+    meta_conditions_of,
+    true,
+    with_conditions,
+    with_meta_conditions,
+)
 from clusterclass.api.objects import Obj, annotations_of, dig, name_of, namespace_of
 from clusterclass.controllers.runtime.controller import Controller, split_key
 from clusterclass.controllers.runtime.manager import Manager
@@ -39,6 +49,7 @@ logger = logging.getLogger(__name__)
 CONTROLLER_NAME = "extensionconfig"
 DISCOVERED = "Discovered"
 DISCOVERY_FAILED = "DiscoveryFailed"
+NOT_DISCOVERED = "NotDiscovered"  # the v1beta2 condition's reason when discovery fails
 ANNOTATION_INJECT_CA = "runtime.cluster.x-k8s.io/inject-ca-from-secret"
 
 
@@ -75,9 +86,14 @@ class ExtensionConfigController:
             handlers = await self.client.discover(config)
         except ClusterClassError as err:
             message = f"error in discovery: {err}"
-            await self._write_status(config, None, false(DISCOVERED, DISCOVERY_FAILED, "Error", message))
+            await self._write_status(
+                config,
+                None,
+                false(DISCOVERED, DISCOVERY_FAILED, "Error", message),
+                MetaCondition(DISCOVERED, "False", NOT_DISCOVERED, f"Error in discovery: {err}"),
+            )
             raise DiscoveryFailed(f"ExtensionConfig {name}: {message}") from err
-        await self._write_status(config, handlers, true(DISCOVERED))
+        await self._write_status(config, handlers, true(DISCOVERED), MetaCondition(DISCOVERED, "True", DISCOVERED))
         return None
 
     async def _inject_ca(self, config: Obj) -> Obj:
@@ -107,13 +123,22 @@ class ExtensionConfigController:
             },
         )
 
-    async def _write_status(self, config: Obj, handlers: list[Obj] | None, condition: Condition) -> None:
+    async def _write_status(
+        self, config: Obj, handlers: list[Obj] | None, condition: Condition, current: MetaCondition
+    ) -> None:
+        """Handlers and both generations of the condition: v1alpha1's ``status.conditions`` and the v1beta2
+        conditions (``status.v1beta2.conditions`` here, ``status.conditions`` of the stored v1beta2 object)."""
         status: Obj = {}
         if handlers is not None and handlers != dig(config, "status", "handlers"):
             status["handlers"] = handlers
-        conditions = with_conditions(conditions_of(config), [condition], rfc3339(datetime.now(UTC)))
+        now = rfc3339(datetime.now(UTC))
+        conditions = with_conditions(conditions_of(config), [condition], now)
         if conditions is not None:
             status["conditions"] = conditions
+        generation = dig(config, "metadata", "generation")
+        updated_current = with_meta_conditions(meta_conditions_of(config), [current], now, generation)
+        if updated_current is not None:
+            status["v1beta2"] = {"conditions": updated_current}
         if not status:
             return
         await self.manager.client.patch(

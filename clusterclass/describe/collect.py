@@ -13,6 +13,9 @@ It reads what clusterctl's discovery reads, through any :class:`~clusterclass.ku
    machines_shown`): grouping depends only on the Machines' own ``Ready``, so Machines merged into a
    ``2 Machines...`` row cost no request.
 
+The tree reads the v1beta1 shape of Cluster API's kinds (with v1beta2 conditions under ``status.v1beta2``), so every
+kind the conversions know is read in v1beta1, whatever version a reference names: the server converts.
+
 Like clusterctl, it shows what it can: a reference to an object that does not exist, to a kind the
 server does not serve, or that the caller may not read is left out of the tree, and a kind that is
 not served lists as empty. Any other API error (an unreachable server, say) is raised.
@@ -26,6 +29,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from clusterclass.api import constants as c
+from clusterclass.api.conversion import in_version
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.describe.objects import (
     ADDONS_API_VERSION,
@@ -37,6 +41,9 @@ from clusterclass.describe.tree import TreeOptions, build_tree, machines_shown
 from clusterclass.errors import ClusterClassError, ObjectKey
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import BadRequest, Forbidden, NotFound
+
+#: the version the tree reads every Cluster API kind in (module doc)
+DESCRIBED_VERSION = "v1beta1"
 
 #: how many reads are in flight at once
 CONCURRENCY = 10
@@ -128,9 +135,9 @@ class _Reader:
     async def get(self, ref: Mapping[str, Any]) -> Obj | None:
         async with self._slots:
             try:
-                return await self.client.get(
-                    str(ref["apiVersion"]), str(ref["kind"]), str(ref["name"]), namespace=self.namespace
-                )
+                kind = str(ref["kind"])
+                api_version = in_version(str(ref["apiVersion"]), kind, DESCRIBED_VERSION)
+                return await self.client.get(api_version, kind, str(ref["name"]), namespace=self.namespace)
             except _SKIPPED:
                 return None
 

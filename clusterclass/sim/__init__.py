@@ -50,6 +50,7 @@ from clusterclass.sim.kubeadm.bootstrap import KubeadmConfigController
 from clusterclass.sim.kubeadm.certificates import cluster_ca
 from clusterclass.sim.kubeadm.controlplane import KubeadmControlPlaneController
 from clusterclass.sim.timing import NONE, Timing
+from clusterclass.sim.versions import SimManager, sim_cache_version
 from clusterclass.sim.workload import WorkloadClusters
 
 #: every simulated controller, in the order they are set up
@@ -90,8 +91,11 @@ class Simulation:
         pool_max_surge: int | None = None,
     ) -> None:
         self.workloads = workloads if workloads is not None else WorkloadClusters()
+        if manager.informers:
+            raise RuntimeError("create the Simulation before anything asks its manager for informers")
+        manager.cache_version = sim_cache_version  # the providers read their informers directly (sim.versions)
         self.context = SimContext(
-            manager,
+            SimManager(manager),
             self.workloads,
             timing=timing or NONE,
             rng=rng or random.Random(),

@@ -21,8 +21,10 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from clusterclass.api import constants as c
+from clusterclass.api.conversion import CONVERSION_DATA_ANNOTATION, convert, hub_version
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import create_merge_patch
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
@@ -36,6 +38,7 @@ from clusterclass.kube.gotext import rfc3339
 from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX
 from clusterclass.kube.informer import Informer
 from clusterclass.sim.timing import NONE, Timing
+from clusterclass.sim.versions import SimManager
 from clusterclass.sim.workload import WorkloadClusters
 
 logger = logging.getLogger(__name__)
@@ -54,7 +57,8 @@ DEFAULT_WORKERS = 4
 class SimContext:
     """What the provider controllers of one simulation share."""
 
-    manager: Manager
+    #: the shared manager as the providers use it: in their API version (:mod:`clusterclass.sim.versions`)
+    manager: SimManager
     workloads: WorkloadClusters
     timing: Timing = field(default_factory=lambda: NONE)
     rng: random.Random = field(default_factory=random.Random)
@@ -191,12 +195,41 @@ def ref_matches(ref: Obj | None, obj: Obj) -> bool:
     )
 
 
-async def write(manager: Manager, before: Obj, after: Obj) -> Obj:
+async def write(manager: Manager | SimManager, before: Obj, after: Obj) -> Obj:
     """Send what changed from ``before`` to ``after`` as merge patches (object, then status).
 
     Both carry the resourceVersion read, so a concurrent change makes them Conflict (module doc).
-    Returns the object as written (``before`` itself when nothing changed).
+    Returns the object as written (``before`` itself when nothing changed), in ``after``'s version.
+
+    The providers compute in v1beta1 but write a Cluster API kind in its hub version, as upstream's controllers
+    do: a v1beta1 write cannot change what the hub restores from the conversion-data annotation (a Machine's
+    phase, for one), so both sides are converted, without that annotation, and the patch sent in v1beta2.
     """
+    api_version, kind = str(after["apiVersion"]), str(after["kind"])
+    client: Any = manager.client
+    hub = hub_version(group_of(api_version), kind)
+    if hub is not None and not api_version.endswith(f"/{hub}"):
+        api_versions = manager.reader.api_versions
+        hub_api_version = f"{group_of(api_version)}/{hub}"
+        before = convert(_without_conversion_data(before), hub_api_version, api_versions=api_versions)
+        after = convert(_without_conversion_data(after), hub_api_version, api_versions=api_versions)
+        client = getattr(client, "unpinned", client)
+        written = await _patch(client, before, after)
+        if written is before:
+            return written
+        return convert(written, api_version, api_versions=api_versions)
+    return await _patch(client, before, after)
+
+
+def _without_conversion_data(obj: Obj) -> Obj:
+    annotations = dig(obj, "metadata", "annotations")
+    if not isinstance(annotations, dict) or CONVERSION_DATA_ANNOTATION not in annotations:
+        return obj
+    kept = {k: v for k, v in annotations.items() if k != CONVERSION_DATA_ANNOTATION}
+    return {**obj, "metadata": {**obj["metadata"], "annotations": kept}}
+
+
+async def _patch(client: Any, before: Obj, after: Obj) -> Obj:
     api_version, kind = str(after["apiVersion"]), str(after["kind"])
     name, namespace = name_of(after), namespace_of(after) or None
     version = dig(before, "metadata", "resourceVersion")
@@ -206,17 +239,23 @@ async def write(manager: Manager, before: Obj, after: Obj) -> Obj:
     patch = create_merge_patch(main_before, main_after)
     if patch:
         patch.setdefault("metadata", {})["resourceVersion"] = version
-        result = await manager.client.patch(
-            api_version, kind, name, patch, namespace=namespace, field_manager=FIELD_MANAGER
-        )
+        result = await client.patch(api_version, kind, name, patch, namespace=namespace, field_manager=FIELD_MANAGER)
         version = dig(result, "metadata", "resourceVersion")
     status_patch = create_merge_patch({"status": before.get("status") or {}}, {"status": after.get("status") or {}})
     if status_patch:
         status_patch["metadata"] = {"resourceVersion": version}
-        result = await manager.client.patch(
+        result = await client.patch(
             api_version, kind, name, status_patch, namespace=namespace, field_manager=FIELD_MANAGER, status=True
         )
-    return result
+    return dict(result)
+
+
+def set_v1beta2_counters(status: Obj, *, ready: int, available: int, up_to_date: int) -> None:
+    """The replica counters with v1beta2 semantics, kept under ``status.v1beta2`` of a v1beta1 object (what v1.14's
+    controllers write and a v1beta2 read shows as ``status.readyReplicas`` & co.; the v1beta1 counters beside them
+    keep their old meaning, under ``status.deprecated.v1beta1`` of the v1beta2 object)."""
+    v1beta2 = status.setdefault("v1beta2", {})
+    v1beta2.update({"readyReplicas": ready, "availableReplicas": available, "upToDateReplicas": up_to_date})
 
 
 def copy_node_timeouts(source: Obj, target: Obj) -> None:

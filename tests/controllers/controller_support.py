@@ -24,6 +24,7 @@ from typing import Any
 
 from support.crds import crd_version, make_crd
 
+import clusterclass
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.controllers import ControllerOptions, Controllers
@@ -32,12 +33,18 @@ from clusterclass.kube.client import Client
 from clusterclass.kube.counting import CountingClient
 from clusterclass.kube.errors import AlreadyExists, NotFound
 from clusterclass.plan.loader import load
+from clusterclass.up.example import EXAMPLES as BUNDLED_EXAMPLES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "machinepools"
 CAPI = c.CLUSTER_API_VERSION
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta1"
 BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta1"
 CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta1"
+#: the versions references name when read back from the management cluster (Cluster API v1.14's CRDs): v1beta2
+#: references carry no version, and a v1beta1 read is given the newest version of the newest contract
+INFRA_REF = "infrastructure.cluster.x-k8s.io/v1beta2"
+BOOTSTRAP_REF = "bootstrap.cluster.x-k8s.io/v1beta2"
+CONTROL_PLANE_REF = "controlplane.cluster.x-k8s.io/v1beta2"
 
 #: a guard, not a speed check: how long a wait may take before the test fails
 GUARD = 30.0
@@ -84,6 +91,13 @@ def in_namespace(objects: list[Obj], namespace: str) -> list[Obj]:
 def example_class() -> list[Obj]:
     """The bundled ClusterClass ``pools`` and its templates."""
     return [o for o in load([str(EXAMPLES / "clusterclass.yaml")]).objects]
+
+
+def v1beta2_example_class() -> list[Obj]:
+    """The ClusterClass of the bundled v1beta2 example (``clusterclass/examples/quick-start.yaml``) and its
+    templates, all in v1beta2."""
+    path = Path(clusterclass.__file__).parent / "examples" / BUNDLED_EXAMPLES["v1beta2"]
+    return [o for o in load([str(path)]).objects if o["kind"] != "Cluster"]
 
 
 def example_cluster(name: str = "demo") -> Obj:

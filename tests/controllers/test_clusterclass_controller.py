@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from controller_support import CAPI, GENERIC_INFRA, Env, eventually, example_class, install_generic_kinds
+from controller_support import (
+    CAPI,
+    GENERIC_INFRA,
+    Env,
+    eventually,
+    example_class,
+    install_generic_kinds,
+    v1beta2_example_class,
+)
 
 from clusterclass.api.objects import Obj, dig, name_of
 
@@ -33,7 +41,31 @@ async def test_every_template_is_owned_by_the_class_machine_pool_classes_include
         template = await env.get(obj["apiVersion"], obj["kind"], name_of(obj))
         assert template["metadata"]["ownerReferences"] == [owner], obj["kind"]
     assert condition(cc, "VariablesReconciled")["status"] == "True"
+
+
+async def test_v1beta1_template_refs_are_outdated_once_the_crds_serve_the_v1beta2_contract(env: Env) -> None:
+    """v1.14's CRDs label v1beta2 for contract v1beta2, so a class still pointing at v1beta1 templates is told so,
+    in both generations of the condition (the v1beta1 one as v1.6 words it, the v1beta2 one as v1.14 does)."""
+    await env.apply(*example_class())
+    cc = await reconciled_class(env)
+    legacy = condition(cc, "RefVersionsUpToDate")
+    assert (legacy["status"], legacy["reason"], legacy["severity"]) == ("False", "OutdatedRefVersions", "Warning")
+    expected = (
+        f'Ref "infrastructure.cluster.x-k8s.io/v1beta1, Kind=DockerClusterTemplate {env.namespace}/pools-cluster" '
+        f'should be "infrastructure.cluster.x-k8s.io/v1beta2, Kind=DockerClusterTemplate {env.namespace}/pools-cluster"'
+    )
+    assert expected in legacy["message"]
+    current = next(x for x in cc["status"]["v1beta2"]["conditions"] if x["type"] == "RefVersionsUpToDate")
+    assert (current["status"], current["reason"]) == ("False", "RefVersionsNotUpToDate")
+    assert "* DockerClusterTemplate pools-cluster: current: v1beta1, latest: v1beta2" in current["message"].split("\n")
+
+
+async def test_a_v1beta2_class_has_its_refs_up_to_date(env: Env) -> None:
+    await env.apply(*v1beta2_example_class())
+    cc = await reconciled_class(env, "quick-start-pools")
     assert condition(cc, "RefVersionsUpToDate")["status"] == "True"
+    current = next(x for x in cc["status"]["v1beta2"]["conditions"] if x["type"] == "RefVersionsUpToDate")
+    assert (current["status"], current["reason"], current["message"]) == ("True", "RefVersionsUpToDate", "")
 
 
 async def test_status_variables_mirror_the_inline_variables_sorted(env: Env) -> None:
@@ -103,7 +135,7 @@ async def test_a_ref_to_an_older_version_is_reported(env: Env) -> None:
     reconciled = await reconciled_class(env)
     outdated = condition(reconciled, "RefVersionsUpToDate")
     assert (outdated["status"], outdated["reason"], outdated["severity"]) == ("False", "OutdatedRefVersions", "Warning")
-    assert outdated["message"] == (
+    assert (
         f'Ref "{old}, Kind=GenericInfrastructureMachinePoolTemplate {env.namespace}/generic" should be '
         f'"{GENERIC_INFRA}, Kind=GenericInfrastructureMachinePoolTemplate {env.namespace}/generic"'
-    )
+    ) in outdated["message"]

@@ -186,7 +186,10 @@ async def test_change_detection_sends_two_dry_runs_once_then_nothing(running: En
     computation = await env.controllers.topology._compute(await env.cluster())
     current, desired = computation.current.control_plane, computation.desired.control_plane
     assert current is not None
-    ssa = ServerSideApply(env.direct)
+    manager = env.controllers.manager  # written in the version the controller writes (v1beta2), as its own SSA
+    ssa = ServerSideApply(
+        env.direct, write_versions=manager.preferred_version, api_versions=manager.reader.api_versions
+    )
     first = await ssa.diff(current, desired)
     assert not first.has_changes and ssa.counts.dry_runs == 2
     second = await ssa.diff(current, desired)

@@ -8,7 +8,17 @@ back. Every case covers MachinePools and, where upstream has one, the MachineDep
 from __future__ import annotations
 
 import pytest
-from controller_support import BOOTSTRAP, CAPI, CONTROL_PLANE, INFRA, Env, eventually, example_class, example_cluster
+from controller_support import (
+    BOOTSTRAP_REF,
+    CAPI,
+    CONTROL_PLANE,
+    INFRA,
+    INFRA_REF,
+    Env,
+    eventually,
+    example_class,
+    example_cluster,
+)
 
 from clusterclass.api import constants as c
 from clusterclass.api.objects import dig, name_of
@@ -30,8 +40,8 @@ async def assert_machine_pools_reconcile(env: Env, cluster_name: str = "demo") -
         machine = pool["spec"]["template"]["spec"]
         assert machine["version"] == topology["version"]
         infra_ref, bootstrap_ref = machine["infrastructureRef"], machine["bootstrap"]["configRef"]
-        assert (infra_ref["apiVersion"], infra_ref["kind"]) == (INFRA, "DockerMachinePool")
-        assert (bootstrap_ref["apiVersion"], bootstrap_ref["kind"]) == (BOOTSTRAP, "KubeadmConfig")
+        assert (infra_ref["apiVersion"], infra_ref["kind"]) == (INFRA_REF, "DockerMachinePool")
+        assert (bootstrap_ref["apiVersion"], bootstrap_ref["kind"]) == (BOOTSTRAP_REF, "KubeadmConfig")
         for ref in (infra_ref, bootstrap_ref):
             obj = await env.get(ref["apiVersion"], ref["kind"], ref["name"])
             obj_labels = obj["metadata"]["labels"]

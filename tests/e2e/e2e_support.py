@@ -84,12 +84,16 @@ def in_namespace(objects: list[Obj], namespace: str) -> list[Obj]:
     return moved
 
 
-def example_class() -> list[Obj]:
-    return [o for o in example_objects() if o["kind"] != "Cluster"]
+#: the example the tests change, field by field, in v1beta1 (the v1beta2 example has tests of its own)
+EXAMPLE_VERSION = "v1beta1"
 
 
-def example_cluster(name: str = "demo", **topology: Any) -> Obj:
-    cluster = copy.deepcopy(next(o for o in example_objects() if o["kind"] == "Cluster"))
+def example_class(version: str = EXAMPLE_VERSION) -> list[Obj]:
+    return [o for o in example_objects(version) if o["kind"] != "Cluster"]
+
+
+def example_cluster(name: str = "demo", *, version: str = EXAMPLE_VERSION, **topology: Any) -> Obj:
+    cluster = copy.deepcopy(next(o for o in example_objects(version) if o["kind"] == "Cluster"))
     cluster["metadata"]["name"] = name
     cluster["spec"]["topology"].update(topology)
     return cluster

@@ -12,6 +12,14 @@ runs a pure read function and, when it asks for a kind no informer caches yet, s
 first list and runs the function again: controller-runtime's cache starts informers on first use the same
 way. The function must be free of side effects, since it may run several times.
 
+A kind the Cluster API conversions know is cached in one version whatever version the first reader asked for:
+the one the controllers are written to (v1beta1; v1alpha1 for ExtensionConfig), whose mappings, indexes and
+predicates read the cached objects directly, when the server serves it (a v1beta2 management cluster converts
+through its conversion webhook, as for any v1beta1 client); :attr:`Manager.cache_version` can choose another. Writes
+go in the server's preferred version instead (:meth:`Manager.preferred_version`). The reader converts to the
+version each read asks for (:mod:`clusterclass.kube.cache_reader`), with reference versions from the management
+cluster's CRDs when a CRD informer runs (the ClusterClass controller starts one), else from the bundled CRDs.
+
 Every controller added is instrumented with the manager's :class:`~clusterclass.controllers.runtime.metrics.Metrics`
 (controller-runtime's reconcile and work-queue metrics), which ``clusterclass run`` serves.
 
@@ -29,12 +37,15 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+from clusterclass.api.contracts import CrdContracts, bundled_contracts
+from clusterclass.api.conversion import hub_version, spoke_version
 from clusterclass.api.objects import Obj, group_of
 from clusterclass.controllers.runtime.controller import Controller
 from clusterclass.controllers.runtime.events import EventRecorder
 from clusterclass.controllers.runtime.metrics import Metrics
 from clusterclass.kube.cache_reader import CacheReader, NotCached, NotSynced
 from clusterclass.kube.client import Client, FieldSelectorLike, LabelSelector
+from clusterclass.kube.errors import NotFound
 from clusterclass.kube.informer import Informer
 from clusterclass.kube.workqueue import Clock, RealClock
 
@@ -72,7 +83,10 @@ class Manager:
         self.resync_period = resync_period
         self.clock: Clock = clock or RealClock()
         self.watch_timeout = watch_timeout
-        self.reader = CacheReader()
+        self.reader = CacheReader(api_versions=_CachedCrds(self))
+        #: the version a convertible kind is cached in (group, kind → version); None: its spoke version if served
+        self.cache_version: Callable[[str, str], str | None] = lambda _group, _kind: None
+        self._preferred: dict[tuple[str, str], str] = {}
         self.controllers: list[Controller] = []
         self.recorders: list[EventRecorder] = []
         self._informers: dict[InformerKey, Informer] = {}
@@ -119,6 +133,7 @@ class Manager:
         label_selector: LabelSelector | None,
         field_selector: FieldSelectorLike | None,
     ) -> Informer:
+        api_version = await self._cached_version(api_version, kind)
         resource = await self.client.resource(api_version, kind)
         informer = Informer(
             self.client,
@@ -138,6 +153,34 @@ class Manager:
             informer.start()
             await informer.wait_for_sync()
         return informer
+
+    async def _cached_version(self, api_version: str, kind: str) -> str:
+        """The version a kind is cached in (module doc)."""
+        group = group_of(api_version)
+        chosen = self.cache_version(group, kind) or spoke_version(group, kind)
+        if chosen is None or api_version == f"{group}/{chosen}":
+            return api_version
+        try:
+            await self.client.resource(f"{group}/{chosen}", kind)
+        except NotFound:
+            return api_version  # not served (a management cluster without that version): cache what was asked
+        return f"{group}/{chosen}"
+
+    async def preferred_version(self, api_version: str, kind: str) -> str:
+        """The version to talk to the server in about ``kind``: its hub version (v1beta2) when the conversions
+        know it and the server serves it, else ``api_version`` (a management cluster with older CRDs)."""
+        group = group_of(api_version)
+        hub = hub_version(group, kind)
+        if hub is None or api_version == f"{group}/{hub}":
+            return api_version
+        key = (group, kind)
+        if key not in self._preferred:
+            try:
+                await self.client.resource(f"{group}/{hub}", kind)
+                self._preferred[key] = f"{group}/{hub}"
+            except NotFound:
+                self._preferred[key] = ""
+        return self._preferred[key] or api_version
 
     @property
     def informers(self) -> list[Informer]:
@@ -241,3 +284,23 @@ class Manager:
     @property
     def running(self) -> bool:
         return self._running
+
+
+class _CachedCrds:
+    """Reference versions from the manager's CRD informer when one runs and has synced; the bundled CRDs'
+    contract labels otherwise (what a management cluster with Cluster API installed has)."""
+
+    CRD_GROUP = "apiextensions.k8s.io"
+
+    def __init__(self, manager: Manager) -> None:
+        self._manager = manager
+        self._bundled = bundled_contracts()
+
+    def api_version(self, group: str, kind: str) -> str:
+        for informer in self._manager.reader.informers_of(f"{self.CRD_GROUP}/v1", "CustomResourceDefinition"):
+            if informer.has_synced:
+                for crd in informer.cache.items():
+                    contracts = CrdContracts([crd])
+                    if contracts.knows(group, kind):
+                        return contracts.api_version(group, kind)
+        return self._bundled.api_version(group, kind)

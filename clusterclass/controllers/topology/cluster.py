@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from clusterclass.api import constants as c
-from clusterclass.api.conditions import conditions_of, with_conditions
+from clusterclass.api.conditions import conditions_of, meta_conditions_of, with_conditions, with_meta_conditions
 from clusterclass.api.objects import Obj, dig, group_of, name_of, namespace_of, owner_references_of
 from clusterclass.api.views import Cluster
 from clusterclass.controllers.runtime.controller import DEFAULT_WORKERS, Controller, split_key
@@ -66,7 +66,7 @@ from clusterclass.kube.errors import Conflict, NotFound
 from clusterclass.kube.gotext import rfc3339
 from clusterclass.kube.indexes import LABEL_INDEX, TOPOLOGY_CLASS_INDEX
 from clusterclass.kube.informer import Informer
-from clusterclass.topology.conditions import cluster_class_reconciled, topology_reconciled
+from clusterclass.topology.conditions import cluster_class_reconciled, topology_reconciled, topology_reconciled_v1beta2
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.patches import PatchEngine
@@ -125,7 +125,9 @@ class ClusterTopologyController:
         self.workload = workload
         self.options = options or TopologyOptions()
         self.patches = patches or ClusterClassPatchEngine()
-        self.ssa = apply or ServerSideApply(manager.client)
+        self.ssa = apply or ServerSideApply(
+            manager.client, write_versions=manager.preferred_version, api_versions=manager.reader.api_versions
+        )
         #: None: the Runtime SDK is off and no hook is ever called
         self.hooks = hooks
         #: the Runtime Extensions external patches call (used only with the Runtime SDK on)
@@ -309,30 +311,50 @@ class ClusterTopologyController:
     # --- the condition ------------------------------------------------------------------------------------------
 
     async def _write_condition(self, scope: _Scope) -> None:
-        """Set ``TopologyReconciled`` on the Cluster; only that condition changes, and only if it changed."""
+        """Set ``TopologyReconciled`` on the Cluster, as a v1beta1 condition (upstream v1.6's) and a v1beta2 one
+        (upstream v1.14's); only that condition changes, and only if it changed. The status patch is written in
+        the version the management cluster prefers for Clusters: v1beta2 keeps the v1beta1 condition under
+        ``status.deprecated.v1beta1``, v1beta1 keeps the v1beta2 one under ``status.v1beta2``."""
         computation = scope.computation
+        upgrades = computation.upgrades if computation is not None else None
         condition = topology_reconciled(
             cluster=scope.cluster,
             error=scope.error,
             cluster_class=scope.cluster_class,
-            upgrades=computation.upgrades if computation is not None else None,
+            upgrades=upgrades,
             hooks=scope.hooks,
         )
+        condition_v1beta2 = topology_reconciled_v1beta2(
+            cluster=scope.cluster,
+            error=scope.error,
+            cluster_class=scope.cluster_class,
+            upgrades=upgrades,
+            hooks=scope.hooks,
+            control_plane=computation.desired.control_plane if computation is not None else None,
+        )
         cluster = scope.cluster
+        api_version = await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER)
         for attempt in range(CONDITION_WRITE_ATTEMPTS):
             latest = self.reader.get(c.CLUSTER_API_VERSION, c.KIND_CLUSTER, namespace_of(cluster), name_of(cluster))
             if latest is None:
                 return
-            conditions = with_conditions(conditions_of(latest), [condition], rfc3339(datetime.now(UTC)))
-            if conditions is None:
+            now = rfc3339(datetime.now(UTC))
+            legacy = with_conditions(conditions_of(latest), [condition], now)
+            current = with_meta_conditions(
+                meta_conditions_of(latest), [condition_v1beta2], now, dig(latest, "metadata", "generation")
+            )
+            if legacy is None and current is None:
                 return
-            patch = {
-                "metadata": {"resourceVersion": dig(latest, "metadata", "resourceVersion")},
-                "status": {"conditions": conditions},
-            }
+            legacy = legacy if legacy is not None else conditions_of(latest)
+            current = current if current is not None else meta_conditions_of(latest)
+            if api_version == c.CLUSTER_API_VERSION:
+                status: Obj = {"conditions": legacy, "v1beta2": {"conditions": current}}
+            else:
+                status = {"conditions": current, "deprecated": {"v1beta1": {"conditions": legacy}}}
+            patch = {"metadata": {"resourceVersion": dig(latest, "metadata", "resourceVersion")}, "status": status}
             try:
                 await self.manager.client.patch(
-                    c.CLUSTER_API_VERSION,
+                    api_version,
                     c.KIND_CLUSTER,
                     name_of(cluster),
                     patch,

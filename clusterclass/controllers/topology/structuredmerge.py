@@ -21,6 +21,12 @@ paths plus ``metadata.managedFields``, and a JSON merge patch between them says 
 and whether ``spec`` does. Because our managedFields entry is compared too, a field another manager took
 over shows up as a change, and the next apply takes it back.
 
+**The version written.** The pipeline computes Cluster API's core kinds in v1beta1; a Cluster API kind is applied
+in the version :class:`WriteVersions` names (the manager's: v1beta2 wherever the management cluster serves it,
+as upstream v1.14's controller writes, so its ``capi-topology`` entries and ours are the same), the intent and
+the current object converted to it, and the answer converted back. A provider object whose kind the
+conversions do not know is written in the version its template gave it.
+
 Why dry runs rather than comparing locally: only the server knows its defaulting, its list-map keys and
 its ownership rules; comparing its own answers is what keeps the topology from fighting the server (and
 from rewriting an object moved over from upstream's controller: the answers are the same).
@@ -30,11 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from clusterclass.api import constants as c
+from clusterclass.api.contracts import bundled_contracts
+from clusterclass.api.conversion import ApiVersions, convert, convertible
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import create_merge_patch
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
@@ -228,13 +236,48 @@ class DryRunCounts:
     applies: int = 0
 
 
-class ServerSideApply:
-    """Applies intents through ``client`` and detects changes by dry run (module doc)."""
+#: the version a Cluster API kind is written in (``api_version`` and kind given → the one to write)
+WriteVersions = Callable[[str, str], Awaitable[str]]
 
-    def __init__(self, client: Client, *, cache: AnswerCache | None = None) -> None:
+
+async def _as_given(api_version: str, _kind: str) -> str:
+    return api_version
+
+
+class ServerSideApply:
+    """Applies intents through ``client`` and detects changes by dry run (module doc).
+
+    ``write_versions`` chooses the version each Cluster API kind is written in (default: as given);
+    ``api_versions`` the reference versions of a conversion (the management cluster's CRDs).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        cache: AnswerCache | None = None,
+        write_versions: WriteVersions = _as_given,
+        api_versions: ApiVersions | None = None,
+    ) -> None:
         self.client = client
         self.cache = cache or AnswerCache()
         self.counts = DryRunCounts()
+        self.write_versions = write_versions
+        self.api_versions = api_versions if api_versions is not None else bundled_contracts()
+
+    async def _written(self, obj: Obj, kind: str | None = None) -> Obj:
+        """``obj`` in the version its kind is written in (module doc)."""
+        api_version, kind = str(obj.get("apiVersion") or ""), kind or str(obj.get("kind") or "")
+        if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
+            return obj
+        wanted = await self.write_versions(api_version, kind)
+        return obj if wanted == api_version else convert(obj, wanted, api_versions=self.api_versions)
+
+    def _back(self, answer: Obj, api_version: str) -> Obj:
+        """A server's answer in the version the pipeline gave (a copy when converted)."""
+        if answer.get("apiVersion") == api_version:
+            return answer
+        return convert(answer, api_version, api_versions=self.api_versions)
 
     async def apply(
         self, desired: Obj, *, current: Obj | None = None, ignore: Paths = (), cluster: bool = False
@@ -242,16 +285,19 @@ class ServerSideApply:
         """Apply the intent of ``desired`` (creating the object when ``current`` is None); the object as stored."""
         self.counts.applies += 1
         intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
-        return await self.client.apply(intent, field_manager=TOPOLOGY_MANAGER, force=True)
+        written = await self.client.apply(await self._written(intent), field_manager=TOPOLOGY_MANAGER, force=True)
+        return self._back(written, str(desired.get("apiVersion") or ""))
 
     async def diff(self, current: Obj, desired: Obj, *, ignore: Paths = (), cluster: bool = False) -> DiffResult:
         """Whether applying the intent of ``desired`` would change ``current`` (module doc)."""
+        given = str(desired.get("apiVersion") or "")
+        current = await self._written(current)
         allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
-        intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
+        intent = await self._written(intent_of(desired, current=current, ignore=ignore, cluster=cluster))
         key = request_id(current, intent)
         if key in self.cache:
             self.counts.cache_hits += 1
-            return DiffResult(after=current, has_changes=False, has_spec_changes=False)
+            return DiffResult(after=self._back(current, given), has_changes=False, has_spec_changes=False)
         self.counts.dry_runs += 2
         modified = await self.client.apply(
             _with_dry_run_annotation(intent), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
@@ -265,4 +311,4 @@ class ServerSideApply:
         has_changes = bool(patch)
         if not has_changes:
             self.cache.add(key)
-        return DiffResult(after=modified, has_changes=has_changes, has_spec_changes="spec" in patch)
+        return DiffResult(after=self._back(modified, given), has_changes=has_changes, has_spec_changes="spec" in patch)

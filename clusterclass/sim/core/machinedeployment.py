@@ -36,6 +36,7 @@ from clusterclass.sim.base import (
     owned_or_orphans,
     owner_reference,
     set_label,
+    set_v1beta2_counters,
 )
 from clusterclass.sim.core.machineset import selector_labels
 
@@ -363,6 +364,9 @@ class MachineDeploymentController(ProviderController):
                 "observedGeneration": dig(deployment, "metadata", "generation"),
                 "selector": ",".join(f"{k}={v}" for k, v in sorted(selector_labels(deployment).items())),
             }
+        )
+        set_v1beta2_counters(
+            status, ready=ready, available=available, up_to_date=int(dig(new, "status", "replicas") or 0)
         )
         phase = ""
         if replicas == ready:

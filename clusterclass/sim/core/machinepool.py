@@ -33,6 +33,7 @@ from clusterclass.sim.base import (
     owner_reference,
     requeue_min,
     set_label,
+    set_v1beta2_counters,
 )
 from clusterclass.sim.core.machine import (
     ANNOTATION_OWNER_KIND,
@@ -183,6 +184,7 @@ class MachinePoolController(ProviderController):
             status["readyReplicas"] = 0
             status["availableReplicas"] = 0
             status["unavailableReplicas"] = status["replicas"]
+            set_v1beta2_counters(status, ready=0, available=0, up_to_date=0)
         return None
 
     async def _pool_machines(self, pool: Obj, infra: Obj, cluster: Obj) -> None:
@@ -293,6 +295,9 @@ class MachinePoolController(ProviderController):
         status["readyReplicas"] = ready
         status["availableReplicas"] = available
         status["unavailableReplicas"] = replicas - available
+        version = dig(pool, "spec", "template", "spec", "version")
+        up_to_date = len([n for n in matched if dig(n, "status", "nodeInfo", "kubeletVersion") == version])
+        set_v1beta2_counters(status, ready=ready, available=available, up_to_date=up_to_date)
         if refs != node_refs:
             self.events.normal(pool, "SuccessfulSetNodeRefs", f"Set nodeRefs to {len(refs)} Nodes")
         status["nodeRefs"] = refs

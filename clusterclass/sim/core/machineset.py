@@ -26,6 +26,7 @@ from clusterclass.sim.base import (
     owned_or_orphans,
     owner_reference,
     set_label,
+    set_v1beta2_counters,
 )
 from clusterclass.sim.cloning import clone_from_template
 from clusterclass.sim.core.machine import FINALIZER as MACHINE_FINALIZER
@@ -277,6 +278,7 @@ class MachineSetController(ProviderController):
                 "observedGeneration": dig(machine_set, "metadata", "generation"),
             }
         )
+        set_v1beta2_counters(status, ready=ready, available=available, up_to_date=len(machines))
         changes = []
         if len(machines) < desired:
             changes.append(

@@ -160,7 +160,7 @@ class DockerMachineController(ProviderController):
             status["ready"] = True
             set_conditions(docker_machine, [true(CONTAINER_PROVISIONED)], now)
             self._addresses(status, container)
-            return await kubelet.run(now) if spec.get("bootstrapped") else None
+            return await kubelet.run(now) if is_true(docker_machine, BOOTSTRAP_EXEC_SUCCEEDED) else None
         if not data_secret:
             reason = (
                 "WaitingForControlPlaneAvailable"
@@ -172,7 +172,8 @@ class DockerMachineController(ProviderController):
         set_conditions(docker_machine, [true(CONTAINER_PROVISIONED)], now)
         if find(docker_machine, BOOTSTRAP_EXEC_SUCCEEDED) is None:
             set_conditions(docker_machine, [false(BOOTSTRAP_EXEC_SUCCEEDED, "Bootstrapping", "Info")], now)
-        if not spec.get("bootstrapped"):
+        # bootstrapped once BootstrapExecSucceeded is True (CAPD v1.6 also kept spec.bootstrapped, gone in v1.14)
+        if not is_true(docker_machine, BOOTSTRAP_EXEC_SUCCEEDED):
             left = self.timing.remaining("vm", uid)
             if left > 0:
                 return left
@@ -187,7 +188,6 @@ class DockerMachineController(ProviderController):
                 )
                 return max(self.timing.wait("vm", uid), self.timing.requeue(5))
             self.timing.done("vm", uid)
-            spec["bootstrapped"] = True
         set_conditions(docker_machine, [true(BOOTSTRAP_EXEC_SUCCEEDED)], now)
         self._addresses(status, container)
         waiting = await kubelet.run(now)

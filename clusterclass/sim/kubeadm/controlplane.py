@@ -52,6 +52,7 @@ from clusterclass.sim.base import (
     ensure_owner,
     has_owner,
     owner_reference,
+    set_v1beta2_counters,
 )
 from clusterclass.sim.cloning import clone_from_template
 from clusterclass.sim.kubeadm.bootstrap import BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, SECRETS_SELECTOR
@@ -667,6 +668,9 @@ class KubeadmControlPlaneController(ProviderController):
                 "unavailableReplicas": replicas - ready,
             }
         )
+        # v1beta2 (the contract v1.11+ topology reads): ready Machines, available ones (no minReadySeconds here) and
+        # those up to date
+        set_v1beta2_counters(status, ready=ready, available=ready, up_to_date=updated)
         healthy = [
             str(dig(m, "spec", "version"))
             for m in machines
@@ -733,13 +737,10 @@ class KubeadmControlPlaneController(ProviderController):
         workers = [
             m for m in self.in_cluster(self.machines, namespace, name) if c.LABEL_CONTROL_PLANE not in labels_of(m)
         ]
-        status.update(
-            {
-                "replicas": len(machines),
-                "updatedReplicas": len([m for m in machines if not self._needs_rollout(kcp, m)]),
-            }
-        )
+        up_to_date = len([m for m in machines if not self._needs_rollout(kcp, m)])
+        status.update({"replicas": len(machines), "updatedReplicas": up_to_date})
         status["unavailableReplicas"] = len(machines)
+        set_v1beta2_counters(status, ready=0, available=0, up_to_date=up_to_date)
         if workers or self.in_cluster(self.pools, namespace, name):
             set_conditions(
                 kcp, [false(RESIZED, "Deleting", "Info", "Waiting for worker nodes to be deleted first")], now
