@@ -28,6 +28,7 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 NAMESPACE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 
+
 def preference(version: str) -> tuple[int, int, int, str]:
     """Sort key putting versions in Kubernetes' order of preference (v2, v1, v1beta2, v1beta1, v1alpha1, then
     others by name): :func:`~clusterclass.api.contracts.version_priority`, best first."""
