@@ -26,6 +26,10 @@ LABEL_POOL_NAME: Final = "topology.cluster.x-k8s.io/pool-name"
 LABEL_CONTROL_PLANE: Final = "cluster.x-k8s.io/control-plane"
 #: set by the MachineDeployment controller on its MachineSets and Machines
 LABEL_MACHINE_DEPLOYMENT_NAME: Final = "cluster.x-k8s.io/deployment-name"
+#: set by the MachineSet controller on its Machines
+LABEL_MACHINE_SET_NAME: Final = "cluster.x-k8s.io/set-name"
+#: set by the MachinePool controller on its Machines (and the infrastructure machines they stand for)
+LABEL_MACHINE_POOL_NAME: Final = "cluster.x-k8s.io/pool-name"
 
 # Annotations.
 ANNOTATION_HOLD_UPGRADE_SEQUENCE: Final = "topology.cluster.x-k8s.io/hold-upgrade-sequence"

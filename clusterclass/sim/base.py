@@ -37,6 +37,7 @@ from clusterclass.kube.errors import NotFound
 from clusterclass.kube.gotext import rfc3339
 from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX
 from clusterclass.kube.informer import Informer
+from clusterclass.sim.conditions import paused_condition, set_v1beta2
 from clusterclass.sim.timing import NONE, Timing
 from clusterclass.sim.versions import SimManager
 from clusterclass.sim.workload import WorkloadClusters
@@ -374,6 +375,17 @@ class ProviderController:
     @staticmethod
     def paused(obj: Obj, cluster: Obj | None) -> bool:
         return is_paused(obj) or (cluster is not None and is_paused(cluster))
+
+    async def pause(self, current: Obj, cluster: Obj | None) -> bool:
+        """Whether reconciling ``current`` is paused; if so its v1beta2 ``Paused`` condition says why (as upstream's
+        core and kubeadm controllers keep it; the reconcile path sets it False)."""
+        if not self.paused(current, cluster):
+            return False
+        paused = json_copy(current)
+        set_v1beta2(paused, [paused_condition(current, cluster)], self.context.now())
+        if paused != current:
+            await self.write(current, paused)
+        return True
 
     # -- writing --------------------------------------------------------------------------------------
 

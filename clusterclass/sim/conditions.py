@@ -15,6 +15,7 @@ mirrors fall back to the object's fields, exactly as upstream's do for a provide
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from clusterclass.api import constants as c
 from clusterclass.api.condition_merge import Reasons, Source, Strategy, aggregate
@@ -86,3 +87,48 @@ def paused_condition(obj: Obj, cluster: Obj | None) -> MetaCondition:
     if messages:
         return MetaCondition(PAUSED, "True", "Paused", ", ".join(messages))
     return MetaCondition(PAUSED, "False", "NotPaused")
+
+
+def scaling_conditions(current: int, desired: int) -> list[MetaCondition]:
+    """``ScalingUp`` and ``ScalingDown`` of a MachineSet, MachineDeployment or control plane."""
+    up = (
+        MetaCondition("ScalingUp", "True", "ScalingUp", f"Scaling up from {current} to {desired} replicas")
+        if current < desired
+        else MetaCondition("ScalingUp", "False", "NotScalingUp")
+    )
+    down = (
+        MetaCondition("ScalingDown", "True", "ScalingDown", f"Scaling down from {current} to {desired} replicas")
+        if current > desired
+        else MetaCondition("ScalingDown", "False", "NotScalingDown")
+    )
+    return [up, down]
+
+
+def settled_for_up_to_date(machines: Sequence[Obj], now: datetime) -> list[Obj]:
+    """The Machines a ``MachinesUpToDate`` aggregate counts: those with an ``UpToDate`` condition or older than
+    10s (so a new Machine does not flicker the condition before its owner has judged it)."""
+    kept = []
+    for machine in machines:
+        if any(cond.get("type") == UP_TO_DATE for cond in meta_conditions_of(machine)):
+            kept.append(machine)
+            continue
+        created = _parse(str(dig(machine, "metadata", "creationTimestamp") or ""))
+        if created is not None and (now - created).total_seconds() > 10:
+            kept.append(machine)
+    return kept
+
+
+def counters(machines: Sequence[Obj]) -> tuple[int, int, int]:
+    """(ready, available, upToDate) Machines by their v1beta2 conditions: v1.14's replica counters."""
+    return (
+        sum(is_v1beta2_true(m, READY) for m in machines),
+        sum(is_v1beta2_true(m, AVAILABLE) for m in machines),
+        sum(is_v1beta2_true(m, UP_TO_DATE) for m in machines),
+    )
+
+
+def _parse(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None

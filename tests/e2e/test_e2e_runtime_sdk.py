@@ -167,7 +167,11 @@ async def test_before_cluster_create_and_before_cluster_delete_hold_until_releas
     assert await env.list(CAPI, "MachinePool") == []  # nothing is created while the hook blocks
     await hook_responses(env, BeforeClusterCreate=None)
     await env.wait_ready(CLUSTER)
-    assert await recorded(env, "AfterControlPlaneInitialized") == "Success"
+
+    async def after_control_plane_initialized_called() -> bool:  # the topology controller's next reconcile calls it
+        return await recorded(env, "AfterControlPlaneInitialized") == "Success"
+
+    await eventually(after_control_plane_initialized_called, what="AfterControlPlaneInitialized to be called")
 
     await env.client.delete(CAPI, "Cluster", CLUSTER, namespace=env.namespace)
     await wait_condition(env, "Deleted")

@@ -21,6 +21,7 @@ from clusterclass.api.conditions import (
     false,
     find,
     is_true,
+    meta_conditions_of,
     mirror,
     set_conditions,
     summary,
@@ -28,6 +29,7 @@ from clusterclass.api.conditions import (
 )
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -36,6 +38,7 @@ from clusterclass.sim.base import (
     has_owner,
     requeue_min,
 )
+from clusterclass.sim.core import cluster_conditions as cc
 
 FINALIZER = "cluster.cluster.x-k8s.io"
 ANNOTATION_OK_TO_DELETE = "runtime.cluster.x-k8s.io/ok-to-delete"
@@ -77,7 +80,7 @@ class ClusterController(ProviderController):
         return [f"{namespace_of(obj)}/{cluster}"] if cluster else []
 
     async def reconcile(self, current: Obj) -> float | None:
-        if self.paused(current, None):
+        if await self.pause(current, current):
             return None
         cluster = json_copy(current)
         if deleting(cluster):
@@ -97,9 +100,59 @@ class ClusterController(ProviderController):
             requeue = requeue_min(await self._infrastructure(cluster), await self._control_plane(cluster))
         self._phase(cluster)
         set_conditions(cluster, [summary(cluster, [CONTROL_PLANE_READY, INFRASTRUCTURE_READY])], self.context.now())
+        await self._set_v1beta2(cluster)
         status["observedGeneration"] = dig(cluster, "metadata", "generation")
         await self.write(current, cluster)
         return requeue
+
+    # -- v1beta2 status -------------------------------------------------------------------------------
+
+    async def _descendants(self, cluster: Obj) -> cc.Descendants:
+        namespace, name = namespace_of(cluster), name_of(cluster)
+        informers = {kind: await self.manager.informer(c.CLUSTER_API_VERSION, kind) for kind in DELETION_ORDER}
+        workload = self.context.workloads.get(namespace, name)
+        return cc.Descendants(
+            infrastructure=await self.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace),
+            control_plane=await self.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace),
+            machine_deployments=self.in_cluster(informers[c.KIND_MACHINE_DEPLOYMENT], namespace, name),
+            machine_pools=self.in_cluster(informers[c.KIND_MACHINE_POOL], namespace, name),
+            machines=self.in_cluster(informers[c.KIND_MACHINE], namespace, name),
+            connected=workload is not None and workload.serving,
+        )
+
+    async def _cluster_class(self, cluster: Obj) -> Obj | None:
+        topology = dig(cluster, "spec", "topology")
+        if not isinstance(topology, dict) or not topology.get("class"):
+            return None
+        classes = await self.manager.informer(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS)
+        return classes.get(str(topology["class"]), str(topology.get("classNamespace") or namespace_of(cluster)))
+
+    async def _set_v1beta2(self, cluster: Obj, stage: cc.DeletionStage | None = None) -> None:
+        """The Cluster's v1beta2 counters and conditions (:mod:`~clusterclass.sim.core.cluster_conditions`)."""
+        found = await self._descendants(cluster)
+        status = cluster.setdefault("status", {}).setdefault("v1beta2", {})
+        status["controlPlane"] = cc.control_plane_counters(cluster, found.control_plane)
+        status["workers"] = cc.worker_counters([*found.machine_deployments, *found.machine_pools])
+        for key in ("controlPlane", "workers"):
+            if not status[key]:
+                del status[key]
+        now = self.context.now()
+        v1beta2.set_v1beta2(
+            cluster,
+            [
+                cc.remote_connection_probe(cluster, found.connected),
+                cc.infrastructure_ready(cluster, found.infrastructure),
+                cc.control_plane_available(cluster, found.control_plane),
+                cc.control_plane_initialized(cluster, found),
+                cc.workers_available(found.machine_deployments),
+                *cc.machines_conditions(found.machines, self.context.wall()),
+                cc.deleting(cluster, stage),
+                v1beta2.paused_condition(cluster, cluster),
+            ],
+            now,
+        )
+        available = cc.available(cluster, await self._cluster_class(cluster), meta_conditions_of(cluster))
+        v1beta2.set_v1beta2(cluster, [available], now)
 
     async def _infrastructure(self, cluster: Obj) -> float | None:
         ref = dig(cluster, "spec", "infrastructureRef")
@@ -217,24 +270,39 @@ class ClusterController(ProviderController):
             and isinstance(dig(cluster, "spec", "topology"), dict)
             and ANNOTATION_OK_TO_DELETE not in annotations_of(cluster)
         ):
+            await self._set_v1beta2(
+                cluster, cc.DeletionStage("WaitingForBeforeDeleteHook", "Waiting for BeforeClusterDelete hook")
+            )
+            await self.write(current, cluster)
             return None
-        remaining = 0
+        remaining: dict[str, list[str]] = {}
         has_control_plane = bool(dig(cluster, "spec", "controlPlaneRef"))
         for kind in DELETION_ORDER:
             informer = await self.manager.informer(c.CLUSTER_API_VERSION, kind)
             for obj in self.in_cluster(informer, namespace, name):
                 if kind == c.KIND_MACHINE and has_control_plane and c.LABEL_CONTROL_PLANE in labels_of(obj):
                     continue
-                remaining += 1
+                remaining.setdefault(kind, []).append(name_of(obj))
                 if has_owner(obj, c.KIND_CLUSTER, name) and not deleting(obj):
                     await delete_if_present(self.manager.client, c.CLUSTER_API_VERSION, kind, name_of(obj), namespace)
         if remaining:
             self._phase(cluster)
+            lines = [
+                cc.pending_names(label, remaining[kind])
+                for kind, label in (
+                    (c.KIND_MACHINE_DEPLOYMENT, "MachineDeployments"),
+                    (c.KIND_MACHINE_SET, "MachineSets"),
+                    (c.KIND_MACHINE_POOL, "MachinePools"),
+                    (c.KIND_MACHINE, "Machines"),
+                )
+                if remaining.get(kind)
+            ]
+            await self._set_v1beta2(cluster, cc.DeletionStage("WaitingForWorkersDeletion", "\n".join(lines)))
             await self.write(current, cluster)
             return self.timing.requeue(5)
-        for ref_field, condition in (
-            ("controlPlaneRef", CONTROL_PLANE_READY),
-            ("infrastructureRef", INFRASTRUCTURE_READY),
+        for ref_field, condition, reason in (
+            ("controlPlaneRef", CONTROL_PLANE_READY, "WaitingForControlPlaneDeletion"),
+            ("infrastructureRef", INFRASTRUCTURE_READY, "WaitingForInfrastructureDeletion"),
         ):
             ref = dig(cluster, "spec", ref_field)
             if not ref:
@@ -252,10 +320,12 @@ class ClusterController(ProviderController):
                         self.manager.client, str(ref["apiVersion"]), str(ref["kind"]), str(ref["name"]), namespace
                     )
                 self._phase(cluster)
+                await self._set_v1beta2(cluster, cc.DeletionStage(reason, f"Waiting for {ref['kind']} to be deleted"))
                 await self.write(current, cluster)
                 return None
             set_conditions(cluster, [false(condition, "Deleted", "Info")], self.context.now())
         self._phase(cluster)
+        await self._set_v1beta2(cluster, cc.DeletionStage("DeletionCompleted", "Deletion completed"))
         if await self.release(current, cluster, FINALIZER):
             self.events.normal(cluster, "Deleted", f"Cluster {name} has been deleted")
         return None

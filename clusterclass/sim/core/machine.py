@@ -21,8 +21,10 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import (
     READY,
     Condition,
+    MetaCondition,
     false,
     find,
+    meta_conditions_of,
     mirror,
     set_conditions,
     summary,
@@ -31,6 +33,8 @@ from clusterclass.api.conditions import (
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
+from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -41,7 +45,9 @@ from clusterclass.sim.base import (
     requeue_min,
     set_label,
 )
+from clusterclass.sim.core import machine_conditions as mc
 from clusterclass.sim.core.cluster import failure_from
+from clusterclass.sim.core.rollout import template_differences
 from clusterclass.sim.workload import WorkloadCluster
 
 FINALIZER = "machine.cluster.x-k8s.io"
@@ -137,7 +143,7 @@ class MachineController(ProviderController):
         namespace = namespace_of(current)
         cluster_name = dig(current, "spec", "clusterName")
         cluster = await self.cluster(namespace, cluster_name)
-        if self.paused(current, cluster):
+        if await self.pause(current, cluster):
             return None
         machine = json_copy(current)
         set_label(machine, c.LABEL_CLUSTER_NAME, str(cluster_name))
@@ -149,7 +155,7 @@ class MachineController(ProviderController):
             await self.write(current, machine)
             return None
         labels = labels_of(machine)
-        if controller_of(machine) is None and "cluster.x-k8s.io/set-name" not in labels:
+        if controller_of(machine) is None and c.LABEL_MACHINE_SET_NAME not in labels:
             ensure_owner(machine, cluster)
         status = machine.setdefault("status", {})
         status.setdefault("bootstrapReady", False)
@@ -164,12 +170,94 @@ class MachineController(ProviderController):
                 errors.append(str(err))
                 break
         self._finish(machine)
+        requeue = requeue_min(requeue, await self._set_v1beta2(machine, cluster))
         if not errors:
             status["observedGeneration"] = dig(machine, "metadata", "generation")
         await self.write(current, machine)
         if errors:
             raise MachineError("; ".join(errors))
         return requeue
+
+    # -- v1beta2 conditions ---------------------------------------------------------------------------
+
+    async def _set_v1beta2(
+        self, machine: Obj, cluster: Obj | None, stage: mc.DeletionStage | None = None
+    ) -> float | None:
+        """The Machine's v1beta2 conditions (:mod:`~clusterclass.sim.core.machine_conditions`); the seconds until
+        it may turn Available, if it waits for ``minReadySeconds``."""
+        now = self.context.now()
+        namespace = namespace_of(machine)
+        config_ref = dig(machine, "spec", "bootstrap", "configRef")
+        config = (
+            mc.Referenced(str(config_ref.get("kind") or ""), await self.get_ref(config_ref, namespace))
+            if isinstance(config_ref, dict) and config_ref.get("name")
+            else None
+        )
+        infra_ref = dig(machine, "spec", "infrastructureRef") or {}
+        infra = mc.Referenced(str(infra_ref.get("kind") or ""), await self.get_ref(infra_ref, namespace))
+        changes: list[MetaCondition | None] = [
+            mc.bootstrap_config_ready(machine, config),
+            mc.infrastructure_ready(machine, infra),
+            mc.deleting(machine, stage),
+            MetaCondition(mc.UPDATING, "False", "NotUpdating"),
+            await self._up_to_date(machine),
+            v1beta2.paused_condition(machine, cluster),
+        ]
+        if cluster is not None:
+            workload = self.context.workloads.get(namespace, name_of(cluster))
+            provider_id = dig(machine, "spec", "providerID")
+            nodes = workload.nodes_with_provider_id(provider_id) if workload is not None and provider_id else []
+            changes += mc.node_conditions(
+                machine,
+                cluster,
+                nodes[0] if nodes else None,
+                connected=workload is not None and workload.serving,
+                infra_kind=infra.kind,
+            )
+        v1beta2.set_v1beta2(machine, changes, now)
+        v1beta2.set_v1beta2(machine, [mc.ready(machine, meta_conditions_of(machine))], now)
+        available, wait = mc.available(machine, meta_conditions_of(machine), self.context.wall())
+        v1beta2.set_v1beta2(machine, [available], now)
+        return self.timing.requeue(wait) if wait is not None else None
+
+    async def _up_to_date(self, machine: Obj) -> MetaCondition | None:
+        """``UpToDate`` for a MachineDeployment's Machine (its MachineSet's template against the deployment's) or
+        a MachinePool's (up to date unless deleting); a control-plane Machine's is its KubeadmControlPlane's word."""
+        namespace = namespace_of(machine)
+        labels = labels_of(machine)
+        if c.LABEL_MACHINE_POOL_NAME in labels:
+            if dig(machine, "metadata", "deletionTimestamp"):
+                return MetaCondition(v1beta2.UP_TO_DATE, "False", "NotUpToDate", "Machine is being deleted")
+            return mc.up_to_date([])
+        owner = controller_of(machine)
+        if owner is None or owner.get("kind") != c.KIND_MACHINE_SET:
+            return None
+        machine_set = await self.get_ref({**owner, "namespace": namespace}, namespace, self._machines_of_set)
+        deployment_ref = controller_of(machine_set) if machine_set is not None else None
+        if machine_set is None or deployment_ref is None or deployment_ref.get("kind") != c.KIND_MACHINE_DEPLOYMENT:
+            return None
+        deployment = await self.get_ref(deployment_ref, namespace, self._machines_of_deployment)
+        if deployment is None:
+            return None
+        differences = template_differences(
+            dig(machine_set, "spec", "template") or {}, dig(deployment, "spec", "template") or {}
+        )
+        return mc.up_to_date(differences)
+
+    def _machines_of_set(self, machine_set: Obj) -> list[str]:
+        return self._labelled(machine_set, c.LABEL_MACHINE_SET_NAME)
+
+    def _machines_of_deployment(self, deployment: Obj) -> list[str]:
+        return self._labelled(deployment, c.LABEL_MACHINE_DEPLOYMENT_NAME)
+
+    def _labelled(self, owner: Obj, label: str) -> list[str]:
+        assert self.informer is not None
+        namespace = namespace_of(owner)
+        return [
+            f"{namespace}/{name_of(m)}"
+            for m in self.informer.by_index(LABEL_INDEX, f"{label}={name_of(owner)}")
+            if namespace_of(m) == namespace
+        ]
 
     def _finish(self, machine: Obj) -> None:
         provisioning = not deleting(machine) and not dig(machine, "spec", "providerID")
@@ -337,21 +425,35 @@ class MachineController(ProviderController):
         )
         annotations = annotations_of(machine)
         if delete_node:
-            if any(key.startswith(PRE_DRAIN_HOOK_PREFIX) for key in annotations):
+            hooks = sorted(key for key in annotations if key.startswith(PRE_DRAIN_HOOK_PREFIX))
+            if hooks:
                 set_conditions(machine, [false(PRE_DRAIN_HOOK_SUCCEEDED, "WaitingExternalHook", "Info")], now)
+                stage = mc.DeletionStage(
+                    "WaitingForPreDrainHook", f"Waiting for pre-drain hooks to succeed (hooks: {','.join(hooks)})"
+                )
+                await self._set_v1beta2(machine, cluster, stage)
                 await self.write(current, machine)
                 return None
             set_conditions(machine, [true(PRE_DRAIN_HOOK_SUCCEEDED)], now)
             if EXCLUDE_DRAINING not in annotations:
                 set_conditions(machine, [true(DRAINING_SUCCEEDED)], now)
             set_conditions(machine, [true(VOLUME_DETACH_SUCCEEDED)], now)
-        if any(key.startswith(PRE_TERMINATE_HOOK_PREFIX) for key in annotations):
+        hooks = sorted(key for key in annotations if key.startswith(PRE_TERMINATE_HOOK_PREFIX))
+        if hooks:
             set_conditions(machine, [false(PRE_TERMINATE_HOOK_SUCCEEDED, "WaitingExternalHook", "Info")], now)
+            stage = mc.DeletionStage(
+                "WaitingForPreTerminateHook", f"Waiting for pre-terminate hooks to succeed (hooks: {','.join(hooks)})"
+            )
+            await self._set_v1beta2(machine, cluster, stage)
             await self.write(current, machine)
             return None
         set_conditions(machine, [true(PRE_TERMINATE_HOOK_SUCCEEDED), false(NODE_HEALTHY, "Deleting", "Info")], now)
         self._finish(machine)
-        for ref in (dig(machine, "spec", "infrastructureRef"), dig(machine, "spec", "bootstrap", "configRef")):
+        parts = (
+            (dig(machine, "spec", "infrastructureRef"), "WaitingForInfrastructureDeletion"),
+            (dig(machine, "spec", "bootstrap", "configRef"), "WaitingForBootstrapDeletion"),
+        )
+        for ref, reason in parts:
             if not isinstance(ref, dict) or not ref.get("name"):
                 continue
             found = await self.get_ref(ref, namespace)
@@ -360,12 +462,15 @@ class MachineController(ProviderController):
                     await delete_if_present(
                         self.manager.client, str(ref["apiVersion"]), str(ref["kind"]), str(ref["name"]), namespace
                     )
+                stage = mc.DeletionStage(reason, f"Waiting for {ref['kind']} to be deleted")
+                await self._set_v1beta2(machine, cluster, stage)
                 await self.write(current, machine)
                 return None
         if delete_node and cluster is not None:
             workload = self.context.workloads.get(namespace, name_of(cluster))
             if workload is not None:
                 await delete_if_present(workload.client, "v1", "Node", str(node_ref["name"]), None)
+        await self._set_v1beta2(machine, cluster, mc.DeletionStage("DeletionCompleted", "Deletion completed"))
         await self.release(current, machine, FINALIZER)
         return None
 

@@ -22,11 +22,12 @@ import math
 from typing import Any
 
 from clusterclass.api import constants as c
-from clusterclass.api.conditions import false, set_conditions, summary, true
+from clusterclass.api.conditions import MetaCondition, false, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
-from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
+from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
-    NODE_TIMEOUTS,
     ProviderController,
     copy_node_timeouts,
     delete_if_present,
@@ -39,6 +40,7 @@ from clusterclass.sim.base import (
     set_v1beta2_counters,
 )
 from clusterclass.sim.core.machineset import selector_labels
+from clusterclass.sim.core.rollout import rollout_template
 
 LABEL_TEMPLATE_HASH = "machine-template-hash"
 ANNOTATION_REVISION = "machinedeployment.clusters.x-k8s.io/revision"
@@ -67,27 +69,6 @@ def surge_and_unavailable(deployment: Obj, replicas: int) -> tuple[int, int]:
     if surge == 0 and unavailable == 0:
         unavailable = 1
     return surge, unavailable
-
-
-def _without_version(ref: Any) -> Any:
-    if isinstance(ref, dict) and "apiVersion" in ref:
-        return {**ref, "apiVersion": group_of(str(ref["apiVersion"]))}
-    return ref
-
-
-def rollout_template(template: Obj) -> Obj:
-    """The parts of a Machine template whose change rolls Machines out (module doc)."""
-    spec = json_copy(template.get("spec") or {})
-    for timeout in NODE_TIMEOUTS:
-        spec.pop(timeout, None)
-    spec["infrastructureRef"] = _without_version(spec.get("infrastructureRef"))
-    bootstrap = spec.get("bootstrap")
-    if isinstance(bootstrap, dict) and "configRef" in bootstrap:
-        bootstrap["configRef"] = _without_version(bootstrap["configRef"])
-    for ref in (spec.get("infrastructureRef"), dig(spec, "bootstrap", "configRef")):
-        if isinstance(ref, dict):
-            ref.pop("namespace", None)
-    return {"spec": spec}
 
 
 def template_hash(template: Obj) -> int:
@@ -128,13 +109,14 @@ class MachineDeploymentController(ProviderController):
         self.machine_sets = await self.watched_informer(
             c.CLUSTER_API_VERSION, c.KIND_MACHINE_SET, self.through_controller
         )
+        self.machines = await self.watched_informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE, self._deployment_of)
         await self.watch_clusters()
 
     async def reconcile(self, current: Obj) -> float | None:
         namespace = namespace_of(current)
         cluster_name = str(dig(current, "spec", "clusterName") or "")
         cluster = await self.cluster(namespace, cluster_name)
-        if cluster is None or self.paused(current, cluster) or deleting(current):
+        if cluster is None or await self.pause(current, cluster) or deleting(current):
             return None
         deployment = json_copy(current)
         set_label(deployment, c.LABEL_CLUSTER_NAME, cluster_name)
@@ -147,7 +129,14 @@ class MachineDeploymentController(ProviderController):
         matching = [ms for ms in machine_sets if rollout_template(ms["spec"]["template"]) == wanted]
         new = max(matching, key=lambda ms: (revision_of(ms), _spec_replicas(ms)), default=None)
         old = sorted((ms for ms in machine_sets if ms is not new), key=_age)
-        if new is None:
+        if new is None and dig(deployment, "spec", "paused"):
+            # paused: no new MachineSet for a changed template (upstream syncs without creating one); the newest
+            # stands in as the new one for the status
+            if not old:
+                return None
+            new = max(old, key=revision_of)
+            old = [ms for ms in old if ms is not new]
+        elif new is None:
             new = await self._create(deployment, old, replicas, surge)
             machine_sets.append(new)
         else:
@@ -160,6 +149,11 @@ class MachineDeploymentController(ProviderController):
         self._status(deployment, new, [new, *old], replicas, unavailable)
         await self.write(current, deployment)
         return None
+
+    @staticmethod
+    def _deployment_of(machine: Obj) -> list[str]:
+        name = labels_of(machine).get(c.LABEL_MACHINE_DEPLOYMENT_NAME)
+        return [f"{namespace_of(machine)}/{name}"] if name else []
 
     async def _own_templates(self, deployment: Obj, cluster: Obj) -> None:
         spec = dig(deployment, "spec", "template", "spec") or {}
@@ -365,9 +359,7 @@ class MachineDeploymentController(ProviderController):
                 "selector": ",".join(f"{k}={v}" for k, v in sorted(selector_labels(deployment).items())),
             }
         )
-        set_v1beta2_counters(
-            status, ready=ready, available=available, up_to_date=int(dig(new, "status", "replicas") or 0)
-        )
+        self._v1beta2(deployment, machine_sets, replicas, unavailable)
         phase = ""
         if replicas == ready:
             phase = "Running"
@@ -394,3 +386,48 @@ class MachineDeploymentController(ProviderController):
         now = self.context.now()
         set_conditions(deployment, [condition], now)
         set_conditions(deployment, [summary(deployment, [AVAILABLE])], now)
+
+    def _v1beta2(self, deployment: Obj, machine_sets: list[Obj], replicas: int, unavailable: int) -> None:
+        """v1.14's counters (its MachineSets' v1beta2 ones summed) and conditions: ``Available`` (at least
+        ``replicas - maxUnavailable`` available), scaling, and its Machines' ``Ready`` and ``UpToDate``."""
+        status = deployment["status"]
+
+        def total(field: str) -> int:
+            return sum(int(dig(ms, "status", "v1beta2", field) or 0) for ms in machine_sets)
+
+        available = total("availableReplicas")
+        set_v1beta2_counters(
+            status, ready=total("readyReplicas"), available=available, up_to_date=total("upToDateReplicas")
+        )
+        minimum = replicas - unavailable
+        if available >= minimum:
+            availability = MetaCondition(v1beta2.AVAILABLE, "True", "Available")
+        else:
+            configured = dig(deployment, "spec", "strategy", "rollingUpdate", "maxUnavailable")
+            message = (
+                f"{available} available replicas, at least {minimum} required "
+                f"(spec.strategy.rollout.maxUnavailable is {configured if configured is not None else 0}, "
+                f"spec.replicas is {replicas})"
+            )
+            availability = MetaCondition(v1beta2.AVAILABLE, "False", "NotAvailable", message)
+        machines = [
+            m
+            for m in self.machines.by_index(LABEL_INDEX, f"{c.LABEL_MACHINE_DEPLOYMENT_NAME}={name_of(deployment)}")
+            if namespace_of(m) == namespace_of(deployment)
+        ]
+        settled = v1beta2.settled_for_up_to_date(machines, self.context.wall())
+        current = sum(int(dig(ms, "status", "replicas") or 0) for ms in machine_sets)
+        v1beta2.set_v1beta2(
+            deployment,
+            [
+                availability,
+                *v1beta2.scaling_conditions(current, replicas),
+                v1beta2.machines_condition(machines, v1beta2.READY, v1beta2.MACHINES_READY, v1beta2.READY_REASONS),
+                v1beta2.machines_condition(
+                    settled, v1beta2.UP_TO_DATE, v1beta2.MACHINES_UP_TO_DATE, v1beta2.UP_TO_DATE_REASONS
+                ),
+                v1beta2.deleting_condition(deployment),
+                v1beta2.paused_condition(deployment, None),
+            ],
+            self.context.now(),
+        )

@@ -24,6 +24,7 @@ from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -44,7 +45,7 @@ from clusterclass.sim.core.machine import (
 from clusterclass.sim.workload import WorkloadCluster
 
 FINALIZER = "machinepool.cluster.x-k8s.io"
-LABEL_POOL_NAME = "cluster.x-k8s.io/pool-name"
+LABEL_POOL_NAME = c.LABEL_MACHINE_POOL_NAME
 BOOTSTRAP_READY = "BootstrapReady"
 INFRASTRUCTURE_READY = "InfrastructureReady"
 REPLICAS_READY = "ReplicasReady"
@@ -78,7 +79,7 @@ class MachinePoolController(ProviderController):
         namespace = namespace_of(current)
         cluster_name = str(dig(current, "spec", "clusterName") or "")
         cluster = await self.cluster(namespace, cluster_name)
-        if self.paused(current, cluster):
+        if await self.pause(current, cluster):
             return None
         pool = json_copy(current)
         set_label(pool, c.LABEL_CLUSTER_NAME, cluster_name)
@@ -109,6 +110,9 @@ class MachinePoolController(ProviderController):
         set_conditions(
             pool, [summary(pool, [BOOTSTRAP_READY, INFRASTRUCTURE_READY, REPLICAS_READY])], self.context.now()
         )
+        infra = await self.get_ref(dig(pool, "spec", "template", "spec", "infrastructureRef"), namespace)
+        if infra is not None:
+            self._v1beta2_counters(pool, infra)
         if not errors:
             status["observedGeneration"] = dig(pool, "metadata", "generation")
         await self.write(current, pool)
@@ -184,8 +188,22 @@ class MachinePoolController(ProviderController):
             status["readyReplicas"] = 0
             status["availableReplicas"] = 0
             status["unavailableReplicas"] = status["replicas"]
-            set_v1beta2_counters(status, ready=0, available=0, up_to_date=0)
         return None
+
+    def _v1beta2_counters(self, pool: Obj, infra: Obj) -> None:
+        """v1.14's counters: with MachinePool Machines, those whose v1beta2 Ready, Available and UpToDate are
+        True; without, upstream counts every replica ready and available and ``spec.replicas`` up to date."""
+        status = pool["status"]
+        if dig(infra, "status", "infrastructureMachineKind"):
+            selector = f"{LABEL_POOL_NAME}={name_of(pool)}"
+            machines = [
+                m for m in self.machines.by_index(LABEL_INDEX, selector) if namespace_of(m) == namespace_of(pool)
+            ]
+            ready, available, up_to_date = v1beta2.counters(machines)
+        else:
+            ready = available = int(status.get("replicas") or 0)
+            up_to_date = int(dig(pool, "spec", "replicas") or 0)
+        set_v1beta2_counters(status, ready=ready, available=available, up_to_date=up_to_date)
 
     async def _pool_machines(self, pool: Obj, infra: Obj, cluster: Obj) -> None:
         """A MachinePool Machine for each infrastructure machine of the pool (its labels kept in step)."""
@@ -295,9 +313,6 @@ class MachinePoolController(ProviderController):
         status["readyReplicas"] = ready
         status["availableReplicas"] = available
         status["unavailableReplicas"] = replicas - available
-        version = dig(pool, "spec", "template", "spec", "version")
-        up_to_date = len([n for n in matched if dig(n, "status", "nodeInfo", "kubeletVersion") == version])
-        set_v1beta2_counters(status, ready=ready, available=available, up_to_date=up_to_date)
         if refs != node_refs:
             self.events.normal(pool, "SuccessfulSetNodeRefs", f"Set nodeRefs to {len(refs)} Nodes")
         status["nodeRefs"] = refs

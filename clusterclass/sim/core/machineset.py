@@ -18,6 +18,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import aggregate, false, find, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
     delete_if_present,
@@ -32,7 +33,7 @@ from clusterclass.sim.cloning import clone_from_template
 from clusterclass.sim.core.machine import FINALIZER as MACHINE_FINALIZER
 from clusterclass.sim.core.machine import node_ready_since
 
-LABEL_SET_NAME = "cluster.x-k8s.io/set-name"
+LABEL_SET_NAME = c.LABEL_MACHINE_SET_NAME
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
 ANNOTATION_DISABLE_MACHINE_CREATE = "cluster.x-k8s.io/disable-machine-create"
 #: how long a write waits for its objects to show in the cache (upstream: 100 ms steps, 10 s)
@@ -100,7 +101,7 @@ class MachineSetController(ProviderController):
         namespace = namespace_of(current)
         cluster_name = str(dig(current, "spec", "clusterName") or "")
         cluster = await self.cluster(namespace, cluster_name)
-        if cluster is None or self.paused(current, cluster):
+        if cluster is None or await self.pause(current, cluster):
             return None
         machine_set = json_copy(current)
         set_label(machine_set, c.LABEL_CLUSTER_NAME, cluster_name)
@@ -230,6 +231,25 @@ class MachineSetController(ProviderController):
             "namespace": namespace_of(obj),
         }
 
+    def _v1beta2(self, machine_set: Obj, machines: list[Obj], desired: int, now: str) -> None:
+        """v1.14's counters (by the Machines' v1beta2 Ready, Available and UpToDate) and conditions."""
+        ready, available, up_to_date = v1beta2.counters(machines)
+        set_v1beta2_counters(machine_set["status"], ready=ready, available=available, up_to_date=up_to_date)
+        settled = v1beta2.settled_for_up_to_date(machines, self.context.wall())
+        v1beta2.set_v1beta2(
+            machine_set,
+            [
+                *v1beta2.scaling_conditions(len(machines), desired),
+                v1beta2.machines_condition(machines, v1beta2.READY, v1beta2.MACHINES_READY, v1beta2.READY_REASONS),
+                v1beta2.machines_condition(
+                    settled, v1beta2.UP_TO_DATE, v1beta2.MACHINES_UP_TO_DATE, v1beta2.UP_TO_DATE_REASONS
+                ),
+                v1beta2.deleting_condition(machine_set),
+                v1beta2.paused_condition(machine_set, None),
+            ],
+            now,
+        )
+
     async def _wait_visible(self, created: list[Obj]) -> None:
         try:
             async with asyncio.timeout(CACHE_WAIT):
@@ -278,7 +298,7 @@ class MachineSetController(ProviderController):
                 "observedGeneration": dig(machine_set, "metadata", "generation"),
             }
         )
-        set_v1beta2_counters(status, ready=ready, available=available, up_to_date=len(machines))
+        self._v1beta2(machine_set, machines, desired, now)
         changes = []
         if len(machines) < desired:
             changes.append(

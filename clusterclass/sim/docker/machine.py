@@ -28,7 +28,7 @@ from clusterclass.sim.workload import WorkloadCluster
 
 DOCKER_MACHINE = "DockerMachine"
 FINALIZER = "dockermachine.infrastructure.cluster.x-k8s.io"
-LABEL_POOL_NAME = "cluster.x-k8s.io/pool-name"
+LABEL_POOL_NAME = c.LABEL_MACHINE_POOL_NAME
 #: on a MachinePool's DockerMachine: the image and Kubernetes version its container was created with
 ANNOTATION_IMAGE = "docker.sim.clusterclass.dev/image"
 ANNOTATION_VERSION = "docker.sim.clusterclass.dev/version"

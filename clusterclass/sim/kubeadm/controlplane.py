@@ -30,6 +30,7 @@ import json
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import (
     Condition,
+    MetaCondition,
     aggregate,
     false,
     find,
@@ -40,8 +41,9 @@ from clusterclass.api.conditions import (
 )
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
-from clusterclass.kube.errors import AlreadyExists
+from clusterclass.kube.errors import AlreadyExists, NotFound
 from clusterclass.kube.indexes import CONTROLLER_INDEX
+from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
     add_finalizer,
@@ -55,6 +57,7 @@ from clusterclass.sim.base import (
     set_v1beta2_counters,
 )
 from clusterclass.sim.cloning import clone_from_template
+from clusterclass.sim.core.machine_conditions import up_to_date
 from clusterclass.sim.kubeadm.bootstrap import BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, SECRETS_SELECTOR
 from clusterclass.sim.kubeadm.certificates import (
     CERTIFICATES,
@@ -64,6 +67,7 @@ from clusterclass.sim.kubeadm.certificates import (
     cluster_ca,
     kubeconfig_secret,
 )
+from clusterclass.sim.kubeadm.controlplane_conditions import control_plane_conditions
 from clusterclass.sim.workload import SYSTEM_NAMESPACE, WorkloadCluster
 
 CONTROL_PLANE_API_VERSION = "controlplane.cluster.x-k8s.io/v1beta1"
@@ -185,7 +189,7 @@ class KubeadmControlPlaneController(ProviderController):
         if owner is None:
             return None
         cluster = self.clusters.get(str(owner.get("name")), namespace)
-        if cluster is None or self.paused(current, cluster):
+        if cluster is None or await self.pause(current, cluster):
             return None
         kcp = json_copy(current)
         if deleting(kcp):
@@ -195,10 +199,17 @@ class KubeadmControlPlaneController(ProviderController):
             await self.write(current, kcp)
             return None
         requeue = await self._steps(kcp, cluster)
-        machines = self._owned_machines(kcp)
+        machines = await self._mark_up_to_date(kcp, self._owned_machines(kcp))
         workload = self.context.workloads.get(namespace, name_of(cluster))
         self._status(kcp, machines, workload)
         now = self.context.now()
+        v1beta2.set_v1beta2(
+            kcp,
+            control_plane_conditions(
+                kcp, machines, certificates=is_true(kcp, CERTIFICATES_AVAILABLE), now=self.context.wall()
+            ),
+            now,
+        )
         set_conditions(
             kcp,
             [
@@ -224,6 +235,28 @@ class KubeadmControlPlaneController(ProviderController):
         ):
             return self.timing.requeue(20)
         return requeue
+
+    async def _mark_up_to_date(self, kcp: Obj, machines: list[Obj]) -> list[Obj]:
+        """Each Machine's v1beta2 ``UpToDate`` (KCP's word for its Machines, as upstream's is), written when it
+        changes; the Machines as they are then."""
+        now = self.context.now()
+        marked = []
+        for machine in machines:
+            updated = json_copy(machine)
+            condition = (
+                MetaCondition(v1beta2.UP_TO_DATE, "False", "NotUpToDate", "Machine is being deleted")
+                if deleting(machine)
+                else up_to_date(self._outdated_because(kcp, machine))
+            )
+            v1beta2.set_v1beta2(updated, [condition], now)
+            if updated == machine:
+                marked.append(machine)
+                continue
+            try:
+                marked.append(await self.write(machine, updated))
+            except NotFound:
+                continue  # deleted since the cache saw it: nothing left to mark
+        return marked
 
     def _owned_machines(self, kcp: Obj) -> list[Obj]:
         return sorted(self.machines.by_index(CONTROLLER_INDEX, str(dig(kcp, "metadata", "uid"))), key=name_of)
@@ -353,8 +386,22 @@ class KubeadmControlPlaneController(ProviderController):
         await self.sync_machines_in_place(machines, labels, annotations, template)
 
     def _needs_rollout(self, kcp: Obj, machine: Obj) -> bool:
+        return bool(self._outdated_because(kcp, machine))
+
+    def _outdated_because(self, kcp: Obj, machine: Obj) -> list[str]:
+        """Why ``machine`` must be rolled, in upstream's ``UpToDate`` words (none: it is up to date)."""
+        reasons = []
         if dig(machine, "spec", "version") != dig(kcp, "spec", "version"):
-            return True
+            have, want = dig(machine, "spec", "version") or "", dig(kcp, "spec", "version") or ""
+            reasons.append(f"Version {have}, {want} required")
+        if self._config_outdated(kcp, machine):
+            reasons.append("KubeadmConfig is not up-to-date")
+        infra_ref = dig(machine, "spec", "infrastructureRef") or {}
+        if self._infrastructure_outdated(kcp, machine, infra_ref):
+            reasons.append(f"{infra_ref.get('kind')} is not up-to-date")
+        return reasons
+
+    def _config_outdated(self, kcp: Obj, machine: Obj) -> bool:
         recorded = annotations_of(machine).get(ANNOTATION_CLUSTER_CONFIGURATION)
         if recorded is not None:
             try:
@@ -363,37 +410,34 @@ class KubeadmControlPlaneController(ProviderController):
                 configuration = None  # unreadable: the Machine counts as outdated
             if configuration != (dig(kcp, "spec", "kubeadmConfigSpec", "clusterConfiguration") or {}):
                 return True
-        namespace = namespace_of(machine)
         config_ref = dig(machine, "spec", "bootstrap", "configRef") or {}
         config = self.manager.reader.get(
-            BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, namespace, str(config_ref.get("name", ""))
+            BOOTSTRAP_API_VERSION, KUBEADM_CONFIG, namespace_of(machine), str(config_ref.get("name", ""))
         )
-        if config is not None:
-            spec = config.get("spec") or {}
-            wanted = dig(kcp, "spec", "kubeadmConfigSpec") or {}
-            if comparable_config(spec) != comparable_config(wanted, init=spec.get("initConfiguration") is not None):
-                return True
-        infra_ref = dig(machine, "spec", "infrastructureRef") or {}
+        if config is None:
+            return False
+        spec = config.get("spec") or {}
+        wanted = dig(kcp, "spec", "kubeadmConfigSpec") or {}
+        return comparable_config(spec) != comparable_config(wanted, init=spec.get("initConfiguration") is not None)
+
+    def _infrastructure_outdated(self, kcp: Obj, machine: Obj, infra_ref: Obj) -> bool:
         template = dig(kcp, "spec", "machineTemplate", "infrastructureRef") or {}
-        infra = (
-            self.manager.reader.get(
-                str(infra_ref.get("apiVersion", "")),
-                str(infra_ref.get("kind", "")),
-                namespace,
-                str(infra_ref.get("name", "")),
-            )
-            if infra_ref.get("kind")
-            else None
+        if not infra_ref.get("kind"):
+            return False
+        infra = self.manager.reader.get(
+            str(infra_ref.get("apiVersion", "")),
+            str(infra_ref.get("kind", "")),
+            namespace_of(machine),
+            str(infra_ref.get("name", "")),
         )
-        if infra is not None:
-            found = annotations_of(infra)
-            name = found.get(c.ANNOTATION_CLONED_FROM_NAME)
-            kind = found.get(c.ANNOTATION_CLONED_FROM_GROUPKIND)
-            if name is not None and name != template.get("name"):
-                return True
-            if kind is not None and kind != f"{template.get('kind')}.{group_of(str(template.get('apiVersion', '')))}":
-                return True
-        return False
+        if infra is None:
+            return False
+        found = annotations_of(infra)
+        name = found.get(c.ANNOTATION_CLONED_FROM_NAME)
+        kind = found.get(c.ANNOTATION_CLONED_FROM_GROUPKIND)
+        if name is not None and name != template.get("name"):
+            return True
+        return kind is not None and kind != f"{template.get('kind')}.{group_of(str(template.get('apiVersion', '')))}"
 
     def _preflight(self, kcp: Obj, machines: list[Obj], excluding: Obj | None = None) -> float | None:
         """Seconds to wait before the next scale step (None: go): no Machine deleting, every other one healthy."""
@@ -668,9 +712,9 @@ class KubeadmControlPlaneController(ProviderController):
                 "unavailableReplicas": replicas - ready,
             }
         )
-        # v1beta2 (the contract v1.11+ topology reads): ready Machines, available ones (no minReadySeconds here) and
-        # those up to date
-        set_v1beta2_counters(status, ready=ready, available=ready, up_to_date=updated)
+        # v1beta2 (the contract the v1.11+ topology reads): Machines by their v1beta2 Ready, Available, UpToDate
+        v1_ready, v1_available, v1_up_to_date = v1beta2.counters(machines)
+        set_v1beta2_counters(status, ready=v1_ready, available=v1_available, up_to_date=v1_up_to_date)
         healthy = [
             str(dig(m, "spec", "version"))
             for m in machines
