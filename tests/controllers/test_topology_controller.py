@@ -64,6 +64,24 @@ async def test_a_new_cluster_gets_every_object_and_the_condition(env: Env) -> No
     assert condition is not None and set(condition) == {"type", "status", "lastTransitionTime"}
 
 
+async def test_the_condition_is_written_in_both_generations(env: Env) -> None:
+    """Read in v1beta2 the Cluster has v1.14's TopologyReconciled (metav1.Condition, observedGeneration) in
+    status.conditions and the v1beta1 one (v1.6's words) under status.deprecated.v1beta1; the refs are v1beta2's."""
+    await env.apply_example()
+    await env.wait_reconciled()
+    cluster = await env.direct.get("cluster.x-k8s.io/v1beta2", "Cluster", "demo", namespace=env.namespace)
+    (current,) = [x for x in cluster["status"]["conditions"] if x["type"] == "TopologyReconciled"]
+    assert {k: current[k] for k in ("status", "reason", "message", "observedGeneration")} == {
+        "status": "True",
+        "reason": "ReconcileSucceeded",
+        "message": "",
+        "observedGeneration": cluster["metadata"]["generation"],
+    }
+    legacy = [x for x in cluster["status"]["deprecated"]["v1beta1"]["conditions"] if x["type"] == "TopologyReconciled"]
+    assert [(x["status"], x.get("reason")) for x in legacy] == [("True", None)]
+    assert set(cluster["spec"]["controlPlaneRef"]) == {"apiGroup", "kind", "name"}
+
+
 async def test_two_clusters_from_one_class(env: Env) -> None:
     await env.apply_example("one", "two")
     for name in ("one", "two"):

@@ -31,17 +31,19 @@ from clusterclass.kube.certs import CertificateAuthority
 from clusterclass.plan.loader import load
 from clusterclass.webhooks import WEBHOOKS, AdmissionHandlers, CertificateWatcher, WebhookServer
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "clusterclass" / "examples" / "quick-start-v1beta1.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "clusterclass" / "examples"
+EXAMPLE = EXAMPLES / "quick-start-v1beta1.yaml"
+EXAMPLE_V1BETA2 = EXAMPLES / "quick-start.yaml"
 CAPI = "cluster.x-k8s.io/v1beta1"
 PATHS = {w.name: w.path for w in WEBHOOKS}
 
 
-def example() -> list[Obj]:
-    return list(load([str(EXAMPLE)]).objects)
+def example(path: Path = EXAMPLE) -> list[Obj]:
+    return list(load([str(path)]).objects)
 
 
-def example_cluster(name: str = "demo") -> Obj:
-    cluster = copy.deepcopy(next(o for o in example() if o["kind"] == "Cluster"))
+def example_cluster(name: str = "demo", path: Path = EXAMPLE) -> Obj:
+    cluster = copy.deepcopy(next(o for o in example(path) if o["kind"] == "Cluster"))
     cluster["metadata"]["name"] = name
     return cluster
 
@@ -83,7 +85,11 @@ class Webhooks:
                     "kind": "AdmissionReview",
                     "request": {
                         "uid": str(uuid.uuid4()),
-                        "kind": {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": subject.get("kind")},
+                        "kind": {
+                            "group": "cluster.x-k8s.io",
+                            "version": str(subject.get("apiVersion") or CAPI).rpartition("/")[2],
+                            "kind": subject.get("kind"),
+                        },
                         "operation": operation,
                         "name": dig(subject, "metadata", "name"),
                         "namespace": dig(subject, "metadata", "namespace"),
@@ -161,6 +167,36 @@ async def test_a_cluster_is_defaulted_with_a_json_patch_once_its_class_is_reconc
     assert defaulted["spec"]["topology"]["variables"] == [{"name": "imageRepository", "value": "registry.k8s.io"}]
     again = await webhooks.review("default.cluster.cluster.x-k8s.io", "UPDATE", defaulted, defaulted)
     assert again["allowed"] is True and "patch" not in again  # defaulting is idempotent: nothing to change
+
+
+async def test_a_v1beta2_cluster_is_defaulted_and_denied_in_v1beta2(webhooks: Webhooks) -> None:
+    """A v1beta2 review is answered in v1beta2: the patch applies to the v1beta2 object, causes name its fields."""
+    await apply_class(webhooks)
+    cluster = example_cluster(path=EXAMPLE_V1BETA2)
+    cluster["spec"]["topology"]["version"] = "1.28.0"
+    response = await webhooks.review("default.cluster.cluster.x-k8s.io", "CREATE", cluster)
+    defaulted = apply_patch(cluster, response)
+    assert defaulted["apiVersion"] == "cluster.x-k8s.io/v1beta2"
+    assert defaulted["spec"]["topology"]["version"] == "v1.28.0"
+    assert defaulted["spec"]["topology"]["classRef"] == {"name": "quick-start-pools"}
+    assert "class" not in defaulted["spec"]["topology"]
+    # v1beta1's machineHealthCheck.enable is v1beta2's healthCheck.enabled
+    defaulted["spec"]["topology"]["workers"]["machineDeployments"][0]["healthCheck"] = {"enabled": True}
+    response = await webhooks.review("validation.cluster.cluster.x-k8s.io", "CREATE", defaulted)
+    assert response["allowed"] is False
+    (cause,) = response["status"]["details"]["causes"]
+    assert cause["field"] == "spec.topology.workers.machineDeployments[0].healthCheck.enabled"
+
+
+async def test_a_v1beta2_class_change_is_denied_at_its_v1beta2_field(webhooks: Webhooks) -> None:
+    await apply_class(webhooks)
+    (old,) = [o for o in example(EXAMPLE_V1BETA2) if o["kind"] == "ClusterClass"]
+    new = copy.deepcopy(old)
+    new["spec"]["infrastructure"]["templateRef"]["kind"] = "DockerMachineTemplate"
+    response = await webhooks.review("validation.clusterclass.cluster.x-k8s.io", "UPDATE", new, old)
+    assert response["allowed"] is False
+    fields = [cause["field"] for cause in response["status"]["details"]["causes"]]
+    assert fields == ["spec.infrastructure.templateRef.kind"]
 
 
 async def test_invalid_variables_are_refused_by_the_defaulting_webhook(webhooks: Webhooks) -> None:
