@@ -68,8 +68,24 @@ class WebhookServer:
             for path in webhook.paths:
                 app.router.add_post(path, endpoint)
         if self.conversion is not None:
-            app.router.add_post(conversion.PATH, conversion.conversion_endpoint(self.conversion))
+            app.router.add_post(
+                conversion.PATH, self._metered(conversion.PATH, conversion.conversion_endpoint(self.conversion))
+            )
         return app
+
+    def _metered(
+        self, path: str, endpoint: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        """``endpoint`` counted and timed in the webhook metrics under ``path``, as controller-runtime instruments
+        every webhook it serves (``/convert`` included)."""
+
+        async def serve(http_request: web.Request) -> web.StreamResponse:
+            with self.metrics.webhook(path) as timing:
+                answer = await endpoint(http_request)
+                timing.code = answer.status
+                return answer
+
+        return serve
 
     def _endpoint(self, webhook: Webhook) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         handler = self.handlers.handler(webhook)

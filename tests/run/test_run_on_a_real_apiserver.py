@@ -30,6 +30,7 @@ from support.leftovers import nothing_left
 from support.real_apiserver import RealApiServer, find_binary, free_port
 
 from clusterclass.api.objects import Obj, dig
+from clusterclass.apiserver.crd.controllers import bundled_crds
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.describe.collect import collect
 from clusterclass.describe.readiness import pending
@@ -39,6 +40,7 @@ from clusterclass.sim.timing import NONE
 from clusterclass.up.example import example_objects
 from clusterclass.webhooks.certificates import ServingCertificate, serving_certificate
 from clusterclass.webhooks.configuration import url_client_config, webhook_configurations
+from clusterclass.webhooks.conversion import PATH as CONVERSION_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config"
@@ -101,6 +103,19 @@ class Installed:
             "-",
             stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}),
         )
+
+    def convert_through(self, url: str, ca_bundle: str) -> None:
+        """Point the conversion webhook of every converting CRD at ``url`` (``clusterclass run``'s ``/convert``, or
+        back at the harness's own)."""
+        client_config = {"url": url, "caBundle": ca_bundle}
+        for crd in converting_crds():
+            patch = {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}
+            kubectl(self.api.kubeconfig, "patch", "crd", crd, "--type=merge", "-p", json.dumps(patch))
+
+    def convert_through_the_harness(self) -> None:
+        webhook = self.api.conversion_webhook
+        assert webhook is not None
+        self.convert_through(f"https://127.0.0.1:{webhook.port}{CONVERSION_PATH}", webhook.certificate.ca_bundle)
 
 
 @pytest.fixture(scope="module")
@@ -238,6 +253,15 @@ def wait_as_admin(installed: Installed, check: Callable[[Client], Awaitable[bool
     asyncio.run(waiting())
 
 
+def converting_crds() -> list[str]:
+    """The names of the bundled CRDs that convert through a webhook."""
+    return sorted(
+        str(crd["metadata"]["name"])
+        for crd in bundled_crds()
+        if (crd["spec"].get("conversion") or {}).get("strategy") == "Webhook"
+    )
+
+
 def quick_start(namespace: str = "default") -> list[Obj]:
     objects = copy.deepcopy(example_objects())
     for obj in objects:
@@ -280,11 +304,18 @@ def test_the_config_applies_with_the_servers_dry_run(installed: Installed) -> No
 def test_run_with_the_simulated_providers_under_the_generated_roles(installed: Installed) -> None:
     admin = installed.api.kubeconfig
     run = RunProcess(installed, "sim", "--sim", "--sim-delays=none", *ELECTION_FLAGS)
+    # the CRDs convert through run's own /convert, which it serves before its caches list through it
+    installed.convert_through(f"https://127.0.0.1:{run.webhook_port}{CONVERSION_PATH}", installed.certificate.ca_bundle)
     try:
         wait(run.ready, "/readyz", process=run)
         wait(run.leading, "leadership", process=run)
         installed.register_webhooks(run.webhook_port)
         kubectl(admin, "apply", "-f", "-", stdin=as_yaml(quick_start()))
+        # a v1beta2 quick-start, read back in v1beta1 (through run's conversion) and in v1beta2
+        v1beta1 = json.loads(kubectl(admin, "get", "clusters.v1beta1.cluster.x-k8s.io", "demo", "-o", "json").stdout)
+        assert v1beta1["apiVersion"] == "cluster.x-k8s.io/v1beta1"
+        assert v1beta1["spec"]["topology"]["class"] == "quick-start-pools"
+        assert run.metric("controller_runtime_webhook_requests_total", webhook=CONVERSION_PATH, code="200") > 0
 
         wait_as_admin(installed, lambda client: cluster_ready(client, "default"), "the quick-start Cluster to be ready")
         described = subprocess.run(
@@ -343,6 +374,7 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
         assert lease_holder(installed) == ""  # released on SIGTERM
     finally:
         run.stop()
+        installed.convert_through_the_harness()  # for the tests after this one: run is gone
 
 
 async def test_a_standby_takes_over_when_the_leader_dies_and_converges_without_duplicates(installed: Installed) -> None:
