@@ -218,7 +218,7 @@ class MachineController(ProviderController):
         v1beta2.set_v1beta2(machine, [mc.ready(machine, meta_conditions_of(machine))], now)
         available, wait = mc.available(machine, meta_conditions_of(machine), self.context.wall())
         v1beta2.set_v1beta2(machine, [available], now)
-        return self.timing.requeue(wait) if wait is not None else None
+        return wait  # minReadySeconds are real seconds (the Machine's own setting), not one of upstream's periods
 
     async def _up_to_date(self, machine: Obj) -> MetaCondition | None:
         """``UpToDate`` for a MachineDeployment's Machine (its MachineSet's template against the deployment's) or
