@@ -129,8 +129,8 @@ def with_meta_conditions(
     """``existing`` v1beta2 conditions with each of ``changes`` set, or None when that changes nothing.
 
     As ``meta.SetStatusCondition`` (what upstream's ``conditions.Set`` builds on): ``lastTransitionTime`` moves only
-    when the status changes; reason, message and observedGeneration are updated in place; the list is sorted by
-    type, as upstream's v1beta2 conditions are.
+    when the status changes; reason, message and observedGeneration are updated in place; the list is kept in
+    upstream's order (:func:`v1beta2_order`).
     """
     by_type = {str(c.get("type")): c for c in existing}
     changed = False
@@ -143,7 +143,58 @@ def with_meta_conditions(
             changed = True
     if not changed:
         return None
-    return sorted(by_type.values(), key=lambda c: str(c.get("type", "")))
+    return sorted(by_type.values(), key=lambda c: v1beta2_order(str(c.get("type", ""))))
+
+
+#: the order upstream v1.14 keeps v1beta2 conditions in (``util/conditions/sort.go``): Available and Ready first,
+#: Paused and Deleting last, readiness and availability gates (and any type not listed) just before those two;
+#: ties by type. Writing them in another order would make two writers of one list rewrite it in turn.
+V1BETA2_ORDER: tuple[str, ...] = (
+    "Available",
+    "Ready",
+    "UpToDate",
+    "RemoteConnectionProbe",
+    "BootstrapConfigReady",
+    "InfrastructureReady",
+    "ControlPlaneInitialized",
+    "ControlPlaneAvailable",
+    "WorkersAvailable",
+    "CertificatesAvailable",
+    "Initialized",
+    "EtcdClusterHealthy",
+    "ControlPlaneComponentsHealthy",
+    "NodeHealthy",
+    "NodeReady",
+    "NodeKubeadmLabelsAndTaintsSet",
+    "EtcdPodHealthy",
+    "EtcdMemberHealthy",
+    "APIServerPodHealthy",
+    "ControllerManagerPodHealthy",
+    "SchedulerPodHealthy",
+    "HealthCheckSucceeded",
+    "OwnerRemediated",
+    "TopologyReconciled",
+    "Updating",
+    "RollingOut",
+    "Remediating",
+    "ScalingDown",
+    "ScalingUp",
+    "MachinesReady",
+    "ControlPlaneMachinesReady",
+    "WorkerMachinesReady",
+    "MachinesUpToDate",
+    "ControlPlaneMachinesUpToDate",
+    "WorkerMachinesUpToDate",
+    "",  # readiness and availability gates, and every type not named here
+    "Paused",
+    "Deleting",
+)
+_V1BETA2_RANK = {type_: index for index, type_ in enumerate(V1BETA2_ORDER)}
+
+
+def v1beta2_order(type_: str) -> tuple[int, str]:
+    """Sort key of a v1beta2 condition type in upstream's order (:data:`V1BETA2_ORDER`)."""
+    return (_V1BETA2_RANK.get(type_, _V1BETA2_RANK[""]), type_)
 
 
 def meta_conditions_of(obj: Obj) -> list[Obj]:
