@@ -1,4 +1,4 @@
-"""``clusterclass describe cluster NAME``: a Cluster's objects as a tree of Ready conditions, like clusterctl's.
+"""``clusterclass describe cluster NAME``: a Cluster's objects as a tree of their conditions, like clusterctl's.
 
 It reads the Cluster and its objects from the management cluster a kubeconfig points at (any
 kube-apiserver, or ``clusterclass apiserver``), builds the tree and prints it: clusterctl's table
@@ -23,7 +23,7 @@ import click
 from rich.console import Console
 
 from clusterclass.describe.collect import collect
-from clusterclass.describe.render import render_json, render_table, render_yaml
+from clusterclass.describe.render import render_json, render_view, render_yaml
 from clusterclass.describe.tree import Node, TreeOptions, build_tree
 from clusterclass.errors import ClusterClassError
 from clusterclass.kube.http import HttpClient
@@ -71,6 +71,17 @@ def describe() -> None:
     show_default=True,
     help="Merge sibling objects in the same state into one row.",
 )
+@click.option(
+    "--v1beta2",
+    type=click.BOOL,
+    default=True,
+    is_flag=False,
+    flag_value=True,
+    show_default=True,
+    metavar="BOOL",
+    help="clusterctl v1.11+'s table of v1beta2 conditions and replica counters; --v1beta2=false for v1.6's "
+    "table of v1beta1 Ready conditions.",
+)
 @click.option("-c", "--color", is_flag=True, help="Colour the output even when it is not a terminal (NO_COLOR wins).")
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
 @click.option(
@@ -117,9 +128,9 @@ def cluster(
         click.echo(render_yaml(root, now=now), nl=False)
     elif _colors(color):
         console = Console(force_terminal=True, no_color=False, color_system="standard", highlight=False, soft_wrap=True)
-        console.print(render_table(root, now=now), end="")
+        console.print(render_view(root, now=now, v1beta2=options.v1beta2), end="")
     else:
-        click.echo(render_table(root, now=now).plain, nl=False)
+        click.echo(render_view(root, now=now, v1beta2=options.v1beta2).plain, nl=False)
 
 
 def _colors(asked: bool) -> bool:
@@ -142,13 +153,13 @@ async def _watch(
             with Live(console=console, refresh_per_second=4) as live:
                 while True:
                     objects = await collect(client, namespace=namespace, name=name, options=options)
-                    live.update(render_table(build_tree(objects, options), now=clock()))
+                    live.update(render_view(build_tree(objects, options), now=clock(), v1beta2=options.v1beta2))
                     await asyncio.sleep(WATCH_INTERVAL)
         last = ""
         while True:
             objects = await collect(client, namespace=namespace, name=name, options=options)
             root = build_tree(objects, options)
-            text = render_table(root, now=clock()).plain
+            text = render_view(root, now=clock(), v1beta2=options.v1beta2).plain
             shape = re.sub(r'"since": "[^"]*"', "", render_json(root, now=clock()))  # SINCE moves on by itself
             if shape != last:
                 click.echo(text)

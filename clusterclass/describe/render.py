@@ -17,7 +17,9 @@ is the uncoloured table, printing it on a rich Console colours it.
 :func:`as_data` gives the rows as nested dicts for ``-o json`` and ``-o yaml``: each row's name,
 kind, object (apiVersion, namespace, name; null for virtual and group rows), the ``Ready`` columns
 with the full message and the transition time, a group's items, the other conditions when asked
-for, and the children in display order. "Now" is a parameter everywhere, so output is reproducible.
+for, the v1beta2 view (``v1beta2``: the counters and the condition of its STATUS column, and the v1beta2
+conditions when asked for), and the children in display order. "Now" is a parameter everywhere, so output is
+reproducible.
 """
 
 from __future__ import annotations
@@ -196,6 +198,18 @@ def as_data(node: Node, *, now: datetime) -> dict[str, Any]:
         data["items"] = list(node.items)
     if node.show_conditions:
         data["conditions"] = [{"type": cond.type, **_condition_data(cond, now)} for cond in node.conditions]
+    row = node.v1beta2
+    counters = row.counters
+    data["v1beta2"] = {
+        "replicas": counters.replicas or None,
+        "available": counters.available or None,
+        "ready": counters.ready or None,
+        "upToDate": counters.up_to_date or None,
+        "condition": row.status.type if row.status is not None else None,
+        **_condition_data(row.status, now),
+    }
+    if node.show_conditions:
+        data["v1beta2"]["conditions"] = [{"type": cond.type, **_condition_data(cond, now)} for cond in row.conditions]
     data["children"] = [as_data(child, now=now) for child in ordered_children(node)]
     return data
 
@@ -207,3 +221,12 @@ def render_json(root: Node, *, now: datetime) -> str:
 def render_yaml(root: Node, *, now: datetime) -> str:
     text: str = dump_yaml(as_data(root, now=now))
     return text
+
+
+def render_view(root: Node, *, now: datetime, v1beta2: bool) -> Text:
+    """The table of the view asked for: clusterctl v1.11+'s v1beta2 table, or v1.6's v1beta1 one."""
+    if v1beta2:
+        from clusterclass.describe import render_v1beta2  # it builds on this module's pieces
+
+        return render_v1beta2.render_table(root, now=now)
+    return render_table(root, now=now)

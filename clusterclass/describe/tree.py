@@ -33,7 +33,8 @@ from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import READY, conditions_of
-from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of, owner_references_of
+from clusterclass.api.conversion import hub_version
+from clusterclass.api.objects import Obj, dig, group_of, labels_of, name_of, namespace_of, owner_references_of
 from clusterclass.describe.objects import ADDONS_API_VERSION, KIND_RESOURCE_SET, ClusterObjects
 
 #: the kinds of the virtual nodes, as clusterctl names them
@@ -58,6 +59,9 @@ class TreeOptions:
     echo: bool = False
     #: merge siblings in the same state into group rows
     grouping: bool = True
+    #: clusterctl v1.11+'s view: v1beta2 conditions (Available, Ready, UpToDate) and replica counters decide
+    #: grouping and echo and fill the columns; False is v1.6's view of v1beta1 Ready conditions
+    v1beta2: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,139 @@ def same_state(a: ConditionState | None, b: ConditionState | None) -> bool:
     return (a.status, a.severity, a.reason) == (b.status, b.severity, b.reason)
 
 
+def same_status_and_reason(a: ConditionState | None, b: ConditionState | None) -> bool:
+    """clusterctl's v1beta2 comparison: same status and reason (both missing: the same)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return (a.status, a.reason) == (b.status, b.reason)
+
+
+def same_v1beta2_state(a: Node, b: Node) -> bool:
+    """Whether two rows are in the same v1beta2 state: Available, Ready and UpToDate alike."""
+    return all(
+        same_status_and_reason(x, y)
+        for x, y in (
+            (a.v1beta2.available, b.v1beta2.available),
+            (a.v1beta2.ready, b.v1beta2.ready),
+            (a.v1beta2.up_to_date, b.v1beta2.up_to_date),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The REPLICAS (``current/desired``), AVAILABLE, READY and UP TO DATE cells of a row; empty: not reported."""
+
+    replicas: str = ""
+    available: str = ""
+    ready: str = ""
+    up_to_date: str = ""
+
+
+@dataclass
+class V1Beta2Row:
+    """What clusterctl v1.11+ shows of an object: its v1beta2 Available, Ready and (Machines) UpToDate, the
+    condition its STATUS column shows, its replica counters, the version after its name, and every v1beta2
+    condition in the order the object keeps them (for ``--show-conditions``)."""
+
+    available: ConditionState | None = None
+    ready: ConditionState | None = None
+    up_to_date: ConditionState | None = None
+    #: the condition of the STATUS, REASON, SINCE and MESSAGE columns
+    status: ConditionState | None = None
+    counters: Counters = field(default_factory=Counters)
+    #: the version after the name (None: the kind shows none; clusterctl prints an empty one as ``name, ``)
+    version: str | None = None
+    conditions: list[ConditionState] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, obj: Obj, *, control_plane: bool = False) -> V1Beta2Row:
+        conditions = [ConditionState.of(condition) for condition in v1beta2_conditions(obj)]
+        by_type = {condition.type: condition for condition in conditions}
+        kind = str(obj.get("kind") or "")
+        available, ready = by_type.get("Available"), by_type.get(READY)
+        up_to_date = by_type.get("UpToDate") if kind == c.KIND_MACHINE else None
+        row = cls(available=available, ready=ready, up_to_date=up_to_date, conditions=conditions)
+        row.version, row.counters, row.status = _v1beta2_columns(obj, kind, row, control_plane)
+        return row
+
+
+#: the core kinds clusterctl reads typed: their v1beta2 conditions only, never their v1beta1 ones
+TYPED_KINDS = frozenset(
+    {c.KIND_CLUSTER, c.KIND_MACHINE_DEPLOYMENT, c.KIND_MACHINE_SET, c.KIND_MACHINE, c.KIND_MACHINE_POOL}
+)
+
+
+def v1beta2_conditions(obj: Obj) -> list[Obj]:
+    """``obj``'s v1beta2 conditions as clusterctl finds them: ``status.v1beta2.conditions`` of the v1beta1 shape
+    we read; for a provider kind with no v1beta2 version at all, its v1beta1 conditions (a reason they lack reads
+    ``NoReasonReported``), as upstream's ``UnstructuredGet`` reads a v1beta1-contract object."""
+    found = dig(obj, "status", "v1beta2", "conditions")
+    if isinstance(found, list):
+        return [x for x in found if isinstance(x, dict)]
+    kind = str(obj.get("kind") or "")
+    if kind in TYPED_KINDS or hub_version(group_of(str(obj.get("apiVersion") or "")), kind) is not None:
+        return []
+    return [{**x, "reason": x.get("reason") or "NoReasonReported"} for x in conditions_of(obj)]
+
+
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else ""
+
+
+def _replicas(current: Any, desired: Any) -> str:
+    return f"{_count(current) or 0}/{_count(desired) or 0}" if _count(desired) else ""
+
+
+def _v1beta2_columns(
+    obj: Obj, kind: str, row: V1Beta2Row, control_plane: bool
+) -> tuple[str | None, Counters, ConditionState | None]:
+    """The version after the name, the counters and the STATUS condition, per kind (clusterctl's row rules;
+    MachinePools get the counters MachineDeployments get, which upstream's tree leaves empty)."""
+    status = obj.get("status") or {}
+    found = status.get("v1beta2")
+    v1beta2: Obj = found if isinstance(found, dict) else {}
+    template_version = str(dig(obj, "spec", "template", "spec", "version") or "")
+    if kind == c.KIND_CLUSTER:
+        parts = [v1beta2.get("controlPlane") or {}, v1beta2.get("workers") or {}]
+
+        def total(key: str) -> str:
+            values = [p[key] for p in parts if isinstance(p.get(key), int)]
+            return str(sum(values)) if values else ""
+
+        replicas = ""
+        if any(isinstance(p.get(k), int) for p in parts for k in ("desiredReplicas", "replicas")):
+            replicas = f"{total('replicas') or 0}/{total('desiredReplicas') or 0}"
+        counters = Counters(replicas, total("availableReplicas"), total("readyReplicas"), total("upToDateReplicas"))
+        version = str(dig(obj, "spec", "topology", "version") or "") if dig(obj, "spec", "topology") else None
+        return version, counters, row.available
+    if kind in (c.KIND_MACHINE_DEPLOYMENT, c.KIND_MACHINE_SET, c.KIND_MACHINE_POOL):
+        counters = Counters(
+            _replicas(status.get("replicas"), dig(obj, "spec", "replicas")),
+            _count(v1beta2.get("availableReplicas")),
+            _count(v1beta2.get("readyReplicas")),
+            _count(v1beta2.get("upToDateReplicas")),
+        )
+        shown = row.available if kind == c.KIND_MACHINE_DEPLOYMENT else None
+        return template_version, counters, shown
+    if kind == c.KIND_MACHINE:
+
+        def one(condition: ConditionState | None) -> str:
+            return "1" if condition is not None and condition.status == "True" else "0"
+
+        counters = Counters("1", one(row.available), one(row.ready), one(row.up_to_date))
+        return str(dig(obj, "spec", "version") or ""), counters, row.ready
+    if control_plane:
+        counters = Counters(
+            _replicas(status.get("replicas"), dig(obj, "spec", "replicas")),
+            _count(v1beta2.get("availableReplicas")),
+            _count(v1beta2.get("readyReplicas") if v1beta2 else status.get("readyReplicas")),
+            _count(v1beta2.get("upToDateReplicas") if v1beta2 else status.get("updatedReplicas")),
+        )
+        return str(dig(obj, "spec", "version") or ""), counters, row.available or row.ready
+    return None, Counters(), row.ready
+
+
 @dataclass(eq=False)
 class Node:
     """One row of the tree: an object, a virtual node (``Workers``) or a group of objects."""
@@ -118,8 +255,12 @@ class Node:
     ready: ConditionState | None = None
     #: the conditions other than ``Ready``, sorted by type
     conditions: list[ConditionState] = field(default_factory=list)
+    #: the v1beta2 view (:class:`V1Beta2Row`)
+    v1beta2: V1Beta2Row = field(default_factory=lambda: V1Beta2Row())
     #: whether ``conditions`` get rows of their own (``show_conditions`` matched this object)
     show_conditions: bool = False
+    #: in the v1beta2 view, only the conditions that say something (``--show-conditions Kind+``)
+    show_nonzero: bool = False
     deleting: bool = False
     #: higher comes first among siblings (``Templates`` is 1)
     z_order: int = 0
@@ -132,7 +273,8 @@ class Node:
         return bool(self.items)
 
     @classmethod
-    def of(cls, obj: Obj) -> Node:
+    def of(cls, obj: Obj, *, control_plane: bool = False) -> Node:
+        """The row of ``obj``; ``control_plane``: it is the Cluster's control plane (its contract's counters)."""
         found = [ConditionState.of(condition) for condition in conditions_of(obj)]
         return cls(
             kind=str(obj.get("kind") or ""),
@@ -142,6 +284,7 @@ class Node:
             ready=next((condition for condition in found if condition.type == READY), None),
             conditions=sorted((condition for condition in found if condition.type != READY), key=lambda x: x.type),
             deleting=bool(dig(obj, "metadata", "deletionTimestamp")),
+            v1beta2=V1Beta2Row.of(obj, control_plane=control_plane),
         )
 
     @classmethod
@@ -156,31 +299,35 @@ class Node:
 
 @dataclass(frozen=True)
 class ConditionFilter:
-    """``--show-conditions``: ``all``, kinds, and kind/name pairs, compared without case."""
+    """``--show-conditions``: ``all``, kinds, and kind/name pairs, compared without case, in order. In the v1beta2
+    view an entry ending in ``+`` (``all+``, ``Machine+``, ``Machine/m1+``) shows only the conditions that say
+    something (clusterctl's non-zero filter)."""
 
-    everything: bool = False
-    kinds: frozenset[str] = frozenset()
-    objects: frozenset[tuple[str, str]] = frozenset()
+    entries: tuple[tuple[str, str, bool], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> ConditionFilter:
-        everything, kinds, objects = False, set(), set()
-        for part in text.lower().split(","):
+        entries = []
+        for part in text.split(","):
             part = part.strip()
             if not part:
                 continue
-            if part == "all":
-                everything = True
-            elif "/" in part:
-                kind, _, name = part.partition("/")
-                objects.add((kind.strip(), name.strip()))
-            else:
-                kinds.add(part)
-        return cls(everything, frozenset(kinds), frozenset(objects))
+            nonzero = part.endswith("+")
+            part = part.removesuffix("+").lower()
+            kind, _, name = part.partition("/")
+            entries.append((kind.strip(), name.strip(), nonzero))
+        return cls(tuple(entries))
+
+    def mode(self, node: Node) -> str:
+        """``all``, ``nonzero`` or empty (no condition rows) for ``node``: the first entry that names it."""
+        kind, name = node.kind.lower(), node.name.lower()
+        for entry_kind, entry_name, nonzero in self.entries:
+            if (entry_kind == "all" and not entry_name) or (entry_kind == kind and entry_name in ("", name)):
+                return "nonzero" if nonzero else "all"
+        return ""
 
     def matches(self, node: Node) -> bool:
-        kind = node.kind.lower()
-        return self.everything or kind in self.kinds or (kind, node.name.lower()) in self.objects
+        return bool(self.mode(node))
 
 
 #: adds a Machine (and, when it is shown, its infrastructure machine and bootstrap config) under a node
@@ -196,8 +343,12 @@ class _Tree:
 
     def root(self, obj: Obj) -> Node:
         node = Node.of(obj)
-        node.show_conditions = self.conditions.matches(node)
+        self._show(node)
         return node
+
+    def _show(self, node: Node) -> None:
+        mode = self.conditions.mode(node)
+        node.show_conditions, node.show_nonzero = bool(mode), mode == "nonzero"
 
     def add(
         self,
@@ -210,11 +361,9 @@ class _Tree:
         z_order: int = 0,
     ) -> bool:
         """Add ``child`` under ``parent``; whether it is shown as itself (not hidden, not merged into a group)."""
-        child.show_conditions = self.conditions.matches(child)
-        if no_echo and not self.options.echo:
-            ready = child.ready
-            if (ready is not None and ready.status == "True") or same_state(parent.ready, ready):
-                return False
+        self._show(child)
+        if no_echo and not self.options.echo and self._echoes(parent, child):
+            return False
         if meta_name:
             child.meta_name = meta_name
         if parent.grouping and self._merged(parent, child, z_order):
@@ -224,14 +373,26 @@ class _Tree:
         parent.children.append(child)
         return True
 
+    def _echoes(self, parent: Node, child: Node) -> bool:
+        """Whether ``child`` only repeats what ``parent`` says: Ready True, or Ready as its parent's."""
+        if self.options.v1beta2:
+            ready = child.v1beta2.ready
+            return (ready is not None and ready.status == "True") or same_status_and_reason(parent.v1beta2.ready, ready)
+        ready = child.ready
+        return (ready is not None and ready.status == "True") or same_state(parent.ready, ready)
+
+    def _same(self, a: Node, b: Node) -> bool:
+        return same_v1beta2_state(a, b) if self.options.v1beta2 else same_state(a.ready, b.ready)
+
     def _merged(self, parent: Node, child: Node, z_order: int) -> bool:
         """Merge ``child`` into a group with a sibling of its kind in the same state, if there is one."""
         for sibling in parent.children:
-            if not same_state(child.ready, sibling.ready):
+            if not self._same(child, sibling):
                 continue
             if sibling.is_group and sibling.kind == child.kind + GROUP_SUFFIX:
                 sibling.items = sorted([*sibling.items, child.name])
                 sibling.ready = _group_ready(sibling.ready, child.ready)
+                sibling.v1beta2 = _group_v1beta2(sibling.v1beta2, child.v1beta2, joining=True)
                 return True
             if not sibling.is_group and not sibling.virtual and sibling.kind == child.kind:
                 group = Node(
@@ -241,6 +402,7 @@ class _Tree:
                     virtual=True,
                     items=sorted([sibling.name, child.name]),
                     ready=_group_ready(child.ready, sibling.ready),
+                    v1beta2=_group_v1beta2(sibling.v1beta2, child.v1beta2, joining=False),
                     z_order=z_order,
                 )
                 parent.children.remove(sibling)
@@ -261,6 +423,32 @@ def _group_ready(ready: ConditionState | None, other: ConditionState | None) -> 
         return None
     times = [x.last_transition_time for x in (ready, other) if x is not None and x.last_transition_time is not None]
     return replace(ready, message="", last_transition_time=min(times) if times else None)
+
+
+def _group_v1beta2(group: V1Beta2Row, child: V1Beta2Row, *, joining: bool) -> V1Beta2Row:
+    """A group's v1beta2 row: the shared Ready with the earliest transition and no message (its STATUS), the shared
+    Available and UpToDate without time or message, and how many of its objects are available, ready, up to date.
+
+    ``joining``: ``child`` joins an existing group; else ``group`` is the sibling the new group starts from."""
+
+    def counted(condition: ConditionState | None) -> int:
+        return 1 if condition is not None and condition.status == "True" else 0
+
+    def bare(condition: ConditionState | None) -> ConditionState | None:
+        return replace(condition, message="", last_transition_time=None) if condition is not None else None
+
+    if joining:
+        before = group.counters
+        available = int(before.available or 0) + counted(child.available)
+        ready_count = int(before.ready or 0) + counted(child.ready)
+        up_to_date = int(before.up_to_date or 0) + counted(child.up_to_date)
+        kept = group
+    else:  # both share the state: the new group counts two of each state that is True
+        available, ready_count, up_to_date = (2 * counted(x) for x in (child.available, child.ready, child.up_to_date))
+        kept = V1Beta2Row(available=bare(child.available), up_to_date=bare(child.up_to_date))
+    ready = _group_ready(child.ready if not joining else kept.ready, group.ready if not joining else child.ready)
+    counters = Counters("", str(available), str(ready_count), str(up_to_date))
+    return replace(kept, ready=ready, status=ready, counters=counters, conditions=[], version=None)
 
 
 def _controller_uid(obj: Obj) -> str:
@@ -321,7 +509,7 @@ def build_tree(objects: ClusterObjects, options: TreeOptions | None = None) -> N
     control_plane = objects.lookup(dig(cluster, "spec", "controlPlaneRef"))
     control_plane_node: Node | None = None
     if control_plane is not None:
-        control_plane_node = Node.of(control_plane)
+        control_plane_node = Node.of(control_plane, control_plane=True)
         tree.add(root, control_plane_node, meta_name="ControlPlane", grouping=True)
         template_ref = dig(control_plane, "spec", "machineTemplate", "infrastructureRef")
         if options.show_templates and isinstance(template_ref, Mapping):

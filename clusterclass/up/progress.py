@@ -21,8 +21,8 @@ from rich.text import Text
 
 from clusterclass.describe.collect import collect
 from clusterclass.describe.readiness import pending
-from clusterclass.describe.render import render_table
-from clusterclass.describe.tree import build_tree
+from clusterclass.describe.render import render_view
+from clusterclass.describe.tree import TreeOptions, build_tree
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import NotFound
 
@@ -41,15 +41,19 @@ class ClusterState:
         return not self.waiting
 
 
+#: the tree ``up`` draws: ``describe cluster``'s default, clusterctl v1.11+'s v1beta2 view
+TREE = TreeOptions(v1beta2=True)
+
+
 async def observe(client: Client, namespace: str, name: str) -> ClusterState:
     """One look at a Cluster: its tree and what it waits for."""
     state = ClusterState(namespace, name)
     try:
-        objects = await collect(client, namespace=namespace, name=name)
+        objects = await collect(client, namespace=namespace, name=name, options=TREE)
     except NotFound:
         return state
     state.waiting = pending(objects)
-    state.tree = render_table(build_tree(objects), now=datetime.now(UTC))
+    state.tree = render_view(build_tree(objects, TREE), now=datetime.now(UTC), v1beta2=TREE.v1beta2)
     return state
 
 

@@ -46,8 +46,10 @@ def write(store: MemoryStore, objects: list[Obj]) -> None:
     asyncio.run(write_objects(MemoryClient(store), objects))
 
 
-def describe(kubeconfig: Path | str, *args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, ["describe", "cluster", *args, "--kubeconfig", str(kubeconfig)], env=env)
+def describe(kubeconfig: Path | str, *args: str, env: dict[str, str] | None = None, v1beta2: bool = False) -> Result:
+    """``describe cluster ARGS``: the v1.6 table of spec §4 (``--v1beta2=false``) unless ``v1beta2``."""
+    view = [] if v1beta2 else ["--v1beta2=false"]
+    return CliRunner().invoke(cli, ["describe", "cluster", *args, *view, "--kubeconfig", str(kubeconfig)], env=env)
 
 
 def one_error_line(result: Result) -> str:

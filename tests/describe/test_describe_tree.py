@@ -267,10 +267,12 @@ def test_show_conditions_by_kind_and_name_is_case_insensitive_and_indents_under_
     ("text_", "expected"),
     [
         ("", ConditionFilter()),
-        ("all", ConditionFilter(everything=True)),
+        ("all", ConditionFilter((("all", "", False),))),
         (
-            " Machine , KubeadmControlPlane/c1-cp,,",
-            ConditionFilter(False, frozenset({"machine"}), frozenset({("kubeadmcontrolplane", "c1-cp")})),
+            " Machine , KubeadmControlPlane/c1-cp,,all+",
+            ConditionFilter(
+                (("machine", "", False), ("kubeadmcontrolplane", "c1-cp", False), ("all", "", True)),
+            ),
         ),
     ],
 )

@@ -58,11 +58,12 @@ def test_up_brings_the_example_to_ready_and_a_second_run_resumes_without_writing
     assert "] demo: Cluster demo is Pending" in out  # progress, one line per change
     assert "] demo: KubeadmControlPlane demo-" in out
     assert "Cluster default/demo is ready" in out
+    assert "NAME  " in out and "REPLICAS AVAILABLE READY UP TO DATE STATUS" in " ".join(out.split())  # v1.14's view
     for row in (
-        "Cluster/demo",
-        "├─ClusterInfrastructure - DockerCluster/",
-        "MachinePool/demo-mp-0-",
-        "MachinePool/demo-mp-1-",
+        "Cluster default/demo, v1.28.0",
+        "├─DockerCluster default/",
+        "MachinePool default/demo-mp-0-",
+        "MachinePool default/demo-mp-1-",
     ):
         assert row in out
     assert "kubectl --kubeconfig .clusterclass/state.db.d/default-demo.kubeconfig get nodes" in out
@@ -114,8 +115,24 @@ def test_up_serves_kubectl_and_describe_until_sigterm(tmp_path: Path) -> None:
         assert sum(1 for row in rows if row[2] == "control-plane") == 3
         described = run([*COMMAND, "describe", "cluster", "demo", "--kubeconfig", management], tmp_path)
         assert described.returncode == 0, described.stderr
-        assert described.stdout.splitlines()[0].split() == ["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]
-        assert "└─Workers" in described.stdout and "MachinePool/demo-mp-1-" in described.stdout
+        header = ["NAME", "REPLICAS", "AVAILABLE", "READY", "UP", "TO", "DATE", "STATUS", "REASON", "SINCE", "MESSAGE"]
+        assert described.stdout.splitlines()[0].split() == header
+        assert "└─Workers" in described.stdout and "MachinePool default/demo-mp-1-" in described.stdout
+        cluster_row = described.stdout.splitlines()[1].split()
+        assert cluster_row[:9] == [
+            "Cluster",
+            "default/demo,",
+            "v1.28.0",
+            "10/10",
+            "10",
+            "10",
+            "10",
+            "True",
+            "Available",
+        ]
+        legacy = run([*COMMAND, "describe", "cluster", "demo", "--v1beta2=false", "--kubeconfig", management], tmp_path)
+        assert legacy.stdout.splitlines()[0].split() == ["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]
+        assert "MachinePool/demo-mp-1-" in legacy.stdout
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
@@ -173,4 +190,4 @@ def test_up_with_the_example_extension_brings_its_cluster_up_and_resumes(tmp_pat
     second = run([*UP, "--example-extension", "--exit-when-ready"], tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "the extension example is already there: following it" in second.stdout
-    assert "Cluster/demo-extension" in second.stdout
+    assert "Cluster default/demo-extension" in second.stdout

@@ -322,7 +322,7 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
             [sys.executable, "-m", "clusterclass.cli.main", "describe", "cluster", "demo", "--kubeconfig", str(admin)],
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert described.returncode == 0 and "MachinePool/demo-mp-0-" in described.stdout
+        assert described.returncode == 0 and "MachinePool default/demo-mp-0-" in described.stdout
 
         # admission: an invalid Cluster and an incompatible ClusterClass change are refused with upstream's words
         bad = next(o for o in quick_start() if o["kind"] == "Cluster")
