@@ -150,9 +150,12 @@ def _read_template(reader: Reader, cc: ClusterClass, ref: Obj | None, field: str
     if template is None:
         target = ref_key(ref, cc.namespace)
         raise TopologyError(f"failed to get {what}: {target} not found", obj=cc.key, field=field)
-    if not isinstance(dig(template, *contract.TEMPLATE), dict):
+    # A template without spec.template clones to an empty object, as upstream (v1.11+) tolerates it: its own in-memory
+    # e2e ClusterClass has an empty KubeadmControlPlaneTemplate and KubeadmConfigTemplate on purpose.
+    found = dig(template, *contract.TEMPLATE)
+    if found is not None and not isinstance(found, dict):
         raise TopologyError(
-            f"missing spec.template on {template.get('kind')} {namespace}/{ref['name']}",
+            f"spec.template of {template.get('kind')} {namespace}/{ref['name']} is not an object",
             obj=key_of(template),
             field="spec.template",
         )

@@ -284,16 +284,31 @@ def test_unknown_worker_class_names_the_topology_field(tmp_path: Path, list_key:
     )
 
 
-def test_template_without_spec_template_names_the_template_file(tmp_path: Path) -> None:
+def test_template_whose_spec_template_is_not_an_object_names_the_template_file(tmp_path: Path) -> None:
     template = next(d for d in quick_start_docs() if d["kind"] == "DockerMachinePoolTemplate")
-    template["spec"] = {"template2": {}}
+    template["spec"] = {"template": "oops"}
     template_file = write_yaml(tmp_path / "pool-template.yaml", template)
     outcome = plan_main("-f", QUICK_START, "-f", template_file, "-f", CLUSTER_FILE)
     assert_clean_failure(
         outcome,
         f"error: {template_file}:1: DockerMachinePoolTemplate default/quick-start-default-worker-machinepooltemplate: "
-        "spec.template: missing spec.template on DockerMachinePoolTemplate",
+        "spec.template: spec.template of DockerMachinePoolTemplate "
+        "default/quick-start-default-worker-machinepooltemplate is not an object",
     )
+
+
+def test_a_template_without_spec_clones_to_an_empty_object(tmp_path: Path) -> None:
+    # upstream's own in-memory e2e ClusterClass (v1.11+) has an empty KubeadmConfigTemplate on purpose
+    template = next(d for d in quick_start_docs() if d["kind"] == "KubeadmConfigTemplate")
+    template.pop("spec")
+    template_file = write_yaml(tmp_path / "bootstrap-template.yaml", template)
+    outcome = plan_main("-f", QUICK_START, "-f", template_file, "-f", CLUSTER_FILE, "-o", "json")
+    assert outcome.exit_code == 0, outcome.output
+    planned = json.loads(outcome.stdout)
+    clones = [o for o in planned["created"] if o["kind"] == "KubeadmConfigTemplate"]
+    assert clones and all(not (o.get("spec") or {}).get("template", {}).get("spec") for o in clones)
+    pool_configs = [o for o in planned["created"] if o["kind"] == "KubeadmConfig"]
+    assert pool_configs and all(not o.get("spec") for o in pool_configs)
 
 
 def test_topology_error_in_a_real_process() -> None:

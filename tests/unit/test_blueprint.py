@@ -99,8 +99,15 @@ def test_missing_cluster_level_template_is_an_error_on_the_class_field(missing_k
     assert (err.value.obj, err.value.field) == (CC_KEY, field)
 
 
-def test_template_without_spec_template_is_an_error_on_the_template() -> None:
-    broken = b.obj(b.INFRA_V1, "DockerMachinePoolTemplate", "worker-infra", spec={"notATemplate": {}})
+def test_a_template_without_spec_template_is_read_as_an_empty_one() -> None:
+    # as upstream v1.11+ (its in-memory e2e ClusterClass has empty kubeadm templates on purpose)
+    empty = b.obj(b.INFRA_V1, "DockerMachinePoolTemplate", "worker-infra", spec={})
+    cluster, objects = _world(infrastructure=empty)
+    blueprint_of(cluster, objects)
+
+
+def test_a_spec_template_that_is_not_an_object_is_an_error_on_the_template() -> None:
+    broken = b.obj(b.INFRA_V1, "DockerMachinePoolTemplate", "worker-infra", spec={"template": ["not", "an object"]})
     cluster, objects = _world(infrastructure=broken)
     with pytest.raises(TopologyError) as err:
         blueprint_of(cluster, objects)
