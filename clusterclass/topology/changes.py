@@ -98,14 +98,16 @@ def cluster_intent(desired_cluster: Obj) -> Obj:
 
 
 def remove_path(obj: Obj, path: Path) -> None:
-    """Remove the field at ``path`` from ``obj`` in place, and the maps it leaves empty."""
+    """Remove the field at ``path`` from ``obj`` in place, and the maps its removal leaves empty."""
     parents = [obj]
     for step in path[:-1]:
         child = parents[-1].get(step)
         if not isinstance(child, dict):
             return
         parents.append(child)
-    parents[-1].pop(path[-1], None)
+    if path[-1] not in parents[-1]:
+        return  # nothing removed: a map that was empty already stays, as upstream's filter keeps it
+    del parents[-1][path[-1]]
     for depth in range(len(parents) - 1, 0, -1):  # prune maps left empty
         if not parents[depth]:
             parents[depth - 1].pop(path[depth - 1], None)

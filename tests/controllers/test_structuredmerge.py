@@ -51,7 +51,21 @@ def test_an_intent_carries_only_what_the_topology_owns() -> None:
             "labels": {"cluster.x-k8s.io/cluster-name": "c1"},
             "ownerReferences": [{"apiVersion": "v1", "kind": "Secret", "name": "c1-shim", "uid": "u1"}],
         },
-    }  # no status, finalizers, empty maps (annotations, the endpoint once its fields are ignored, loadBalancer)
+        "spec": {"loadBalancer": {}},
+    }  # no status, finalizers, empty annotations, nor the endpoint its ignored fields leave empty; as upstream's
+    # filter, the empty loadBalancer the object has on purpose stays
+
+
+def test_a_map_empty_on_purpose_stays_in_the_intent() -> None:
+    # the in-memory DevCluster of upstream's e2e ClusterClass picks its backend by having an empty one
+    desired = {
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+        "kind": "DevCluster",
+        "metadata": {"name": "c1-abcde", "namespace": "ns"},
+        "spec": {"backend": {"inMemory": {}}},
+    }
+    intent = intent_of(desired, current=None, ignore=(("spec", "controlPlaneEndpoint"),))
+    assert intent["spec"] == {"backend": {"inMemory": {}}}
 
 
 def test_an_update_carries_the_current_uid_so_a_recreated_object_is_not_written() -> None:

@@ -6,7 +6,7 @@
 ``ownerReferences`` and ``spec`` of a desired object; of the Cluster only the labels
 ``cluster.x-k8s.io/cluster-name`` and ``topology.cluster.x-k8s.io/owned`` and ``spec.infrastructureRef``/
 ``spec.controlPlaneRef``. Ignore paths (an empty control plane endpoint of the InfrastructureCluster) are
-removed, and maps left empty pruned. An update carries the current object's uid, so applying to an
+removed, and maps their removal leaves empty pruned. An update carries the current object's uid, so applying to an
 object deleted and created again under the same name fails instead of writing to the wrong object.
 
 **Change detection** (:meth:`ServerSideApply.diff`), without writing: a request id made of the object's
@@ -25,7 +25,8 @@ over shows up as a change, and the next apply takes it back.
 in the version :class:`WriteVersions` names (the manager's: v1beta2 wherever the management cluster serves it,
 as upstream v1.14's controller writes, so its ``capi-topology`` entries and ours are the same), the intent and
 the current object converted to it, and the answer converted back. A provider object whose kind the
-conversions do not know is written in the version its template gave it.
+conversions do not know is written in the version its template gave it. Every written object's ownerReferences to a
+Cluster API kind name the version that kind is written in (v1beta2 references, as upstream v1.14 writes them).
 
 Why dry runs rather than comparing locally: only the server knows its defaulting, its list-map keys and
 its ownership rules; comparing its own answers is what keeps the topology from fighting the server (and
@@ -98,27 +99,24 @@ def _copy_path(source: Obj, target: Obj, path: Path) -> None:
     holder[path[-1]] = json_copy(value)
 
 
-def _prune_empty_maps(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return value
-    pruned = {}
-    for key, child in value.items():
-        child = _prune_empty_maps(child)
-        if isinstance(child, dict) and not child:
-            continue
-        pruned[key] = child
-    return pruned
-
-
 def filter_object(obj: Obj, allowed: Iterable[Path], ignore: Paths = ()) -> Obj:
-    """A copy of ``obj`` with only the ``allowed`` paths, without the ``ignore`` paths, empty maps pruned."""
+    """A copy of ``obj`` with only the ``allowed`` paths and without the ``ignore`` paths.
+
+    As upstream's filter, a map is dropped only when removing an ignored path empties it: an empty map the object
+    has on purpose stays (``backend: {inMemory: {}}`` of an in-memory DevCluster chooses its backend by being
+    there). Empty labels and annotations are dropped, as Go's ``SetLabels``/``SetAnnotations`` drop them.
+    """
     filtered: Obj = {}
     for path in allowed:
         _copy_path(obj, filtered, path)
     for path in ignore:
         remove_path(filtered, path)
-    result: Obj = _prune_empty_maps(filtered)
-    return result
+    metadata = filtered.get("metadata")
+    if isinstance(metadata, dict):
+        for key in ("labels", "annotations"):
+            if metadata.get(key) == {}:
+                del metadata[key]
+    return filtered
 
 
 def intent_of(desired: Obj, *, current: Obj | None, ignore: Paths = (), cluster: bool = False) -> Obj:
@@ -265,9 +263,33 @@ class ServerSideApply:
         self.write_versions = write_versions
         self.api_versions = api_versions if api_versions is not None else bundled_contracts()
 
-    async def _written(self, obj: Obj, kind: str | None = None) -> Obj:
-        """``obj`` in the version its kind is written in (module doc)."""
-        api_version, kind = str(obj.get("apiVersion") or ""), kind or str(obj.get("kind") or "")
+    async def with_owner_versions(self, obj: Obj) -> Obj:
+        """``obj`` whose ownerReferences to Cluster API kinds name the version those kinds are written in.
+
+        The pipeline refers to the Cluster in v1beta1; upstream v1.14 owns its objects by a v1beta2 reference and
+        keeps other writers' references at the newest version, so a v1beta1 one would be rewritten back and forth.
+        """
+        references = dig(obj, "metadata", "ownerReferences")
+        if not isinstance(references, list) or not references:
+            return obj
+        written = []
+        for reference in references:
+            api_version, kind = str(reference.get("apiVersion") or ""), str(reference.get("kind") or "")
+            if "/" in api_version and convertible(api_version.rpartition("/")[0], kind):
+                wanted = await self.write_versions(api_version, kind)
+                if wanted != api_version:
+                    reference = {**reference, "apiVersion": wanted}
+            written.append(reference)
+        if written == references:
+            return obj
+        return {**obj, "metadata": {**obj["metadata"], "ownerReferences": written}}
+
+    async def _written(self, obj: Obj, *, intent: bool = True) -> Obj:
+        """``obj`` in the version its kind is written in (module doc); an ``intent``'s ownerReferences too (a
+        current object's are what other writers made them)."""
+        if intent:
+            obj = await self.with_owner_versions(obj)
+        api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
         if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
             return obj
         wanted = await self.write_versions(api_version, kind)
@@ -291,7 +313,7 @@ class ServerSideApply:
     async def diff(self, current: Obj, desired: Obj, *, ignore: Paths = (), cluster: bool = False) -> DiffResult:
         """Whether applying the intent of ``desired`` would change ``current`` (module doc)."""
         given = str(desired.get("apiVersion") or "")
-        current = await self._written(current)
+        current = await self._written(current, intent=False)
         allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
         intent = await self._written(intent_of(desired, current=current, ignore=ignore, cluster=cluster))
         key = request_id(current, intent)
