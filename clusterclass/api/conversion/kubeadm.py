@@ -432,7 +432,9 @@ def _kubeadm_config_template_steps() -> tuple[Step, ...]:
     return (
         spoke_default("spec.template.spec", {}),  # v1beta1's resource always has a spec; first: it runs last down
         *under("spec.template.spec", kubeadm_config_spec()),
-        *omit_empty("spec.template.spec", "spec.template.metadata"),
+        # v1beta2's template and spec are omitzero: an empty template (upstream's in-memory e2e class has one) is
+        # an object without spec, which is also the only form its schema (template minProperties 1) takes
+        *omit_empty("spec.template.spec", "spec.template.metadata", "spec.template", "spec"),
     )
 
 
@@ -547,6 +549,8 @@ def _kubeadm_control_plane_template_steps() -> tuple[Step, ...]:
             *within(resource, ("kubeadmConfigSpec", "machineTemplate.metadata", "machineTemplate")),
             resource,
             "spec.template.metadata",
+            "spec.template",
+            "spec",
         ),
     )
 
