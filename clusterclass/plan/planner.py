@@ -39,7 +39,14 @@ from clusterclass.topology.patches import PatchEngine
 from clusterclass.topology.patches.engine import ClusterClassPatchEngine
 from clusterclass.topology.pipeline import compute_topology
 from clusterclass.topology.reader import IndexedNodes, ObjectIndex
-from clusterclass.topology.shapes import from_pipeline, offline_contracts, to_pipeline, user_message, user_path
+from clusterclass.topology.shapes import (
+    from_pipeline,
+    offline_contracts,
+    to_pipeline,
+    user_message,
+    user_path,
+    with_owner_version,
+)
 from clusterclass.topology.variables import status_variables
 
 
@@ -286,6 +293,8 @@ def _shown(change: Change, version: str, inputs: _Inputs, *, providers: bool) ->
         return change
 
     def shown(obj: Obj | None) -> Obj | None:
-        return None if obj is None else from_pipeline(obj, version, inputs.contracts, providers=providers)
+        if obj is None:
+            return None
+        return with_owner_version(from_pipeline(obj, version, inputs.contracts, providers=providers), version)
 
     return Change(change.action, shown(change.before), shown(change.after), change.note)

@@ -87,6 +87,25 @@ def from_pipeline(obj: Obj, version: str, api_versions: ApiVersions, *, provider
     return converted
 
 
+def with_owner_version(obj: Obj, version: str) -> Obj:
+    """``obj`` whose ownerReferences to the pipeline's kinds (the Cluster) name ``version`` (``v1beta2``) where the
+    conversions know it: the pipeline owns objects by the Cluster's v1beta1 name, upstream v1.14 by its v1beta2 one."""
+    references = (obj.get("metadata") or {}).get("ownerReferences")
+    if not isinstance(references, list) or not references:
+        return obj
+    shown = []
+    for reference in references:
+        try:
+            group, have = split_api_version(str(reference.get("apiVersion") or ""))
+        except ValueError:
+            group, have = "", ""
+        conversion = conversion_for(group, str(reference.get("kind") or "")) if group in PIPELINE_GROUPS else None
+        if conversion is not None and have != version and version in conversion.versions:
+            reference = {**reference, "apiVersion": f"{group}/{version}"}
+        shown.append(reference)
+    return obj if shown == references else {**obj, "metadata": {**obj["metadata"], "ownerReferences": shown}}
+
+
 def user_path(group: str, kind: str, user_version: str, path: str) -> str:
     """A field path a rule reported on the pipeline's version of a kind, as ``user_version`` spells it."""
     pipeline = pipeline_version(group, kind)

@@ -69,7 +69,13 @@ async def test_a_converged_cluster_costs_no_request_and_changes_nothing(env: Env
 async def test_the_ownership_graph_the_topology_makes(env: Env) -> None:
     await env.apply_example()
     cluster = await env.wait_reconciled()
-    owner = {"apiVersion": CAPI, "kind": "Cluster", "name": "demo", "uid": cluster["metadata"]["uid"]}
+    # by the Cluster's v1beta2 name, as upstream v1.14 owns them on a management cluster serving v1beta2
+    owner = {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "name": "demo",
+        "uid": cluster["metadata"]["uid"],
+    }
     for pool in (await env.machine_pools()).values():
         assert "ownerReferences" not in pool["metadata"]  # the MachinePool controller adds the Cluster's
         machine = pool["spec"]["template"]["spec"]

@@ -89,6 +89,23 @@ def test_upstreams_v1beta2_templates_plan_a_cluster_with_a_machine_pool(plan: Ob
     assert modified["after"]["spec"]["topology"]["classRef"] == {"name": "quick-start"}
 
 
+def test_objects_are_owned_by_the_clusters_name_in_the_version_shown(tmp_path: Path, plan: Obj) -> None:
+    """As upstream v1.14 writes them: a v1beta2 plan's owner references name the Cluster as v1beta2, a v1beta1 plan's
+    as v1beta1 (the shim Secret, the MachineHealthCheck, the MachinePool's bootstrap and infrastructure objects)."""
+
+    def cluster_owners(planned: Obj) -> set[str]:
+        return {
+            reference["apiVersion"]
+            for obj in planned["created"]
+            for reference in obj["metadata"].get("ownerReferences") or []
+            if reference["kind"] == "Cluster"
+        }
+
+    assert cluster_owners(plan) == {"cluster.x-k8s.io/v1beta2"}
+    v1beta1 = plan_json("-f", CLASS, "-f", generated_cluster(tmp_path), "--seed", "1", "--api-version", "v1beta1")
+    assert cluster_owners(v1beta1) == {"cluster.x-k8s.io/v1beta1"}
+
+
 def test_the_class_patches_reach_the_v1beta2_control_plane(plan: Obj) -> None:
     """The class's patches address v1beta2 paths (kubeadm's extraArgs as lists) and land on the v1beta2 object."""
     kcp = by_kind(plan["created"])["KubeadmControlPlane"]

@@ -164,7 +164,7 @@ class StateDriver:
     async def _ensure_shim(self, shim: Obj) -> Obj:
         self.writes += 1
         try:
-            return await self.client.create(shim)
+            return await self.client.create(await self.ssa.with_owner_versions(shim))
         except AlreadyExists:
             pass
         except ApiError as err:
