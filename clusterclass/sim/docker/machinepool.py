@@ -134,8 +134,10 @@ class DockerMachinePoolController(ProviderController):
         made: list[Obj] = []
         missing = max(replicas - len(matching), 0)
         surge = self.context.pool_max_surge
-        if surge is not None:  # a rolling replacement: at most replicas + surge instances at a time
-            missing = min(missing, max(replicas + surge - len(live), 0))
+        if surge is not None:  # a rolling replacement: at most replicas + surge instances at a time, counting the
+            # ones being deleted (their containers are still there); without them a deletion still in progress let
+            # one more replacement start
+            missing = min(missing, max(replicas + surge - len(instances), 0))
         for _ in range(missing):
             suffix = self.context.lower_alphanumeric(6)
             spec = {field: json_copy(template[field]) for field in TEMPLATE_FIELDS if template.get(field)}
