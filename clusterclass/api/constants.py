@@ -53,3 +53,4 @@ FIELD_MANAGER: Final = "capi-topology"
 # Lifecycle hook names (Runtime SDK) that upgrade sequencing consults.
 HOOK_BEFORE_CLUSTER_UPGRADE: Final = "BeforeClusterUpgrade"
 HOOK_AFTER_CONTROL_PLANE_UPGRADE: Final = "AfterControlPlaneUpgrade"
+HOOK_AFTER_CLUSTER_UPGRADE: Final = "AfterClusterUpgrade"

@@ -7,18 +7,22 @@ MachineDeployments, or MachinePools held, waiting to be created, or deferred, wi
 Name lists are sorted and cut after five (``a, b, c, d, e, ...``); object names for workers pending an
 upgrade or deferred, topology names for those waiting to be created (their objects do not exist yet).
 
-That is the v1beta1 condition (upstream v1.6's reasons and messages, kept under ``status.deprecated.v1beta1`` of a
-v1beta2 Cluster). :func:`topology_reconciled_v1beta2` decides the same cases as the v1beta2 condition
-(``status.conditions`` of a v1beta2 Cluster) with upstream v1.14's reasons and messages.
+That is the v1beta1 condition as upstream v1.6 writes it, on a management cluster that serves Clusters only in
+v1beta1. :func:`topology_reconciled_v1beta2` decides the v1beta2 condition (``status.conditions`` of a v1beta2
+Cluster) as upstream v1.14 does, and on a management cluster that serves v1beta2 the v1beta1 condition kept under
+``status.deprecated.v1beta1`` is that decision in v1beta1's form (:func:`legacy_condition`), as v1.14 writes both
+from one decision: an upgrade in flight, or an ``AfterClusterUpgrade`` hook still to call, is ``ClusterUpgrading``
+in both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from clusterclass.api.conditions import Condition, MetaCondition, false, true
+from clusterclass.api import constants as c
+from clusterclass.api.conditions import Condition, MetaCondition, Severity, false, true
 from clusterclass.api.objects import Obj, dig
-from clusterclass.topology.hooks import HookTracker
+from clusterclass.topology.hooks import HookTracker, is_pending
 from clusterclass.topology.upgrade import UpgradeTracker
 
 TOPOLOGY_RECONCILED = "TopologyReconciled"
@@ -66,6 +70,16 @@ def hook_blocking_message(hooks: HookTracker) -> str:
         for name, response in hooks.responses.items()
         if response.blocking
     )
+
+
+def blocking_message(hooks: HookTracker, action: str) -> str:
+    """``Following hooks are blocking <action>: <Hook>: <message>; ...`` (upstream v1.14's aggregate message, hooks
+    in name order), or ``""`` when none blocks."""
+    blocking = sorted((name, r.message) for name, r in hooks.responses.items() if r.blocking)
+    if not blocking:
+        return ""
+    parts = [f"{name}: {message}" if message else name for name, message in blocking]
+    return f"Following hooks are blocking {action}: {'; '.join(parts)}"
 
 
 def topology_reconciled(
@@ -163,7 +177,7 @@ def topology_reconciled_v1beta2(
     if dig(cluster, "metadata", "deletionTimestamp"):
         message = "Cluster is deleting"
         if blocking and hooks is not None:
-            message += ". " + hook_blocking_message(hooks)
+            message += ". " + blocking_message(hooks, "delete")
         return MetaCondition(TOPOLOGY_RECONCILED, "False", DELETING, message)
     if error is not None:
         return MetaCondition(TOPOLOGY_RECONCILED, "False", RECONCILE_FAILED_V1BETA2, str(error))
@@ -173,14 +187,30 @@ def topology_reconciled_v1beta2(
         )
     created = dig(cluster, "spec", "infrastructureRef") or dig(cluster, "spec", "controlPlaneRef")
     if not created and blocking and hooks is not None:
-        return MetaCondition(TOPOLOGY_RECONCILED, "False", CLUSTER_CREATING, hook_blocking_message(hooks))
+        message = blocking_message(hooks, "Cluster topology creation")
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", CLUSTER_CREATING, message)
     if upgrades is not None:
         upgrading = _upgrade_message(upgrades, hooks, cluster, control_plane)
         if upgrading is not None:
             return upgrading
     if blocking and hooks is not None:
-        return MetaCondition(TOPOLOGY_RECONCILED, "False", LIFECYCLE_HOOK_BLOCKING, hook_blocking_message(hooks))
+        message = blocking_message(hooks, "Cluster topology reconcile")
+        return MetaCondition(TOPOLOGY_RECONCILED, "False", LIFECYCLE_HOOK_BLOCKING, message)
     return MetaCondition(TOPOLOGY_RECONCILED, "True", RECONCILE_SUCCEEDED)
+
+
+#: a v1beta2 reason whose v1beta1 form (upstream v1.14's ``*V1Beta1Reason`` constants) is spelled otherwise
+_LEGACY_REASONS = {RECONCILE_FAILED_V1BETA2: RECONCILE_FAILED}
+
+
+def legacy_condition(condition: MetaCondition) -> Condition:
+    """The v1beta1 form of a v1beta2 ``TopologyReconciled`` decision, as upstream v1.14 writes it beside it: same
+    status and message, the v1beta1 spelling of the reason, severity Error for a failed reconcile, else Info."""
+    if condition.status == "True":
+        return true(condition.type)
+    reason = _LEGACY_REASONS.get(condition.reason, condition.reason)
+    severity: Severity = "Error" if condition.reason == RECONCILE_FAILED_V1BETA2 else "Info"
+    return false(condition.type, reason, severity, condition.message)
 
 
 def _names(kind: str, names: Iterable[str]) -> str:
@@ -203,6 +233,7 @@ def _upgrade_message(
         or cp.is_starting_upgrade
         or cp.is_upgrading
         or any(w.pending_upgrade or w.upgrading or w.deferred or w.pending_create for w in (md, mp))
+        or is_pending(cluster, c.HOOK_AFTER_CLUSTER_UPGRADE)  # the upgrade is done only once that hook has been called
     )
     if not in_flight:
         return None
@@ -212,7 +243,7 @@ def _upgrade_message(
     lines = [f"Cluster is upgrading to {version}"]
     blocking = hooks is not None and any(r.blocking for r in hooks.responses.values())
     if blocking and hooks is not None:
-        lines.append(f"  * {hook_blocking_message(hooks)}")
+        lines.append(f"  * {blocking_message(hooks, 'upgrade')}")
     if cp.is_starting_upgrade or cp.is_upgrading:
         lines.append(f"  * {cp_kind} upgrading to version {cp_version}")
     elif cp.is_pending_upgrade:

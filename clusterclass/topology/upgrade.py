@@ -215,7 +215,7 @@ def control_plane_version(
         hook_tracker.responses[c.HOOK_BEFORE_CLUSTER_UPGRADE] = response
         if response.blocking:
             return current
-        hook_tracker.marked_pending.update({c.HOOK_AFTER_CONTROL_PLANE_UPGRADE, "AfterClusterUpgrade"})
+        hook_tracker.marked_pending.update({c.HOOK_AFTER_CONTROL_PLANE_UPGRADE, c.HOOK_AFTER_CLUSTER_UPGRADE})
 
     cp_state.is_pending_upgrade = False
     cp_state.is_starting_upgrade = True

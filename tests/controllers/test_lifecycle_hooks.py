@@ -47,8 +47,11 @@ async def test_before_cluster_create_holds_everything_until_it_lets_go(hooked: t
     env, extensions = hooked
     extensions.blocking["BeforeClusterCreate"] = 30
     await env.apply(*example_class(), example_cluster())
-    condition = await env.wait_condition("LifecycleHookBlocking")
-    assert condition["message"] == 'hook "BeforeClusterCreate" is blocking: BeforeClusterCreate says wait'
+    # upstream v1.14's words (the v1beta1 condition of a v1beta2 Cluster is its v1beta2 one in v1beta1's form)
+    condition = await env.wait_condition("ClusterCreating")
+    assert condition["message"] == (
+        "Following hooks are blocking Cluster topology creation: BeforeClusterCreate: BeforeClusterCreate says wait"
+    )
     assert await env.machine_pools() == {} and "infrastructureRef" not in (await env.cluster())["spec"]
     assert env.controllers is not None and env.controllers.topology.controller.queue.waiting == 1  # requeued later
     extensions.blocking.clear()
@@ -71,8 +74,12 @@ async def test_an_upgrade_passes_through_every_hook(hooked: tuple[Env, FakeExten
     extensions.blocking["BeforeClusterUpgrade"] = 60
     cluster["spec"]["topology"]["version"] = NEW
     await env.apply(cluster)
-    condition = await env.wait_condition("LifecycleHookBlocking")
-    assert condition["message"] == 'hook "BeforeClusterUpgrade" is blocking: BeforeClusterUpgrade says wait'
+    condition = await env.wait_condition("ClusterUpgrading")
+    assert condition["message"].startswith(
+        f"Cluster is upgrading to {NEW}\n"
+        "  * Following hooks are blocking upgrade: BeforeClusterUpgrade: BeforeClusterUpgrade says wait\n"
+        f"  * KubeadmControlPlane pending upgrade to version {NEW}\n"
+    )
     assert extensions.called("BeforeClusterUpgrade")[-1] == {"fromKubernetesVersion": OLD, "toKubernetesVersion": NEW}
     assert (await env.control_plane())["spec"]["version"] == OLD
 
@@ -85,8 +92,13 @@ async def test_an_upgrade_passes_through_every_hook(hooked: tuple[Env, FakeExten
     await eventually(lambda: pending("AfterClusterUpgrade", "AfterControlPlaneUpgrade"), what="the hooks to be marked")
     assert (await env.control_plane())["spec"]["version"] == NEW
     await env.settle_control_plane(version=NEW)
-    condition = await env.wait_condition("LifecycleHookBlocking")
-    assert "AfterControlPlaneUpgrade" in condition["message"]
+
+    async def after_control_plane_upgrade_blocks() -> bool:
+        condition = await env.condition()
+        return condition is not None and "blocking upgrade: AfterControlPlaneUpgrade" in condition.get("message", "")
+
+    await eventually(after_control_plane_upgrade_blocks, what="AfterControlPlaneUpgrade to block the workers")
+    assert (await env.condition() or {}).get("reason") == "ClusterUpgrading"
     assert {dig(p, "spec", "template", "spec", "version") for p in (await env.machine_pools()).values()} == {OLD}
 
     extensions.blocking.clear()
@@ -112,8 +124,11 @@ async def test_before_cluster_delete_decides_when_the_cluster_may_go(hooked: tup
     await env.wait_reconciled()
     extensions.blocking["BeforeClusterDelete"] = 20
     await env.direct.delete("cluster.x-k8s.io/v1beta1", "Cluster", "demo", namespace=env.namespace)
-    condition = await env.wait_condition("Deleted")
+    condition = await env.wait_condition("Deleting")
     assert condition["severity"] == "Info"
+    assert condition["message"] == (
+        "Cluster is deleting. Following hooks are blocking delete: BeforeClusterDelete: BeforeClusterDelete says wait"
+    )
     await eventually(lambda: _called(extensions, "BeforeClusterDelete"), what="BeforeClusterDelete to be called")
     assert ANNOTATION_OK_TO_DELETE not in (await env.cluster())["metadata"].get("annotations", {})
     extensions.blocking.clear()

@@ -111,7 +111,7 @@ async def test_a_machine_pool_pending_an_upgrade_is_not_touched_at_all(env: Env)
     cluster = example_cluster()
     cluster["spec"]["topology"]["version"] = "v1.29.0"
     await env.apply(cluster)
-    await env.wait_condition("MachineDeploymentsUpgradePending")
+    await env.wait_condition("ClusterUpgrading")
     await change_template_and_reconcile(
         env,
         "DockerMachinePoolTemplate",

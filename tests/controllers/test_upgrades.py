@@ -44,6 +44,16 @@ async def converged_at_old_version(env: Env, annotations: dict[str, dict[str, st
     return cluster
 
 
+async def wait_message(env: Env, message: str, *, whole: bool = True) -> None:
+    """Wait until TopologyReconciled says ``message`` (or, not ``whole``, says it among other lines)."""
+
+    async def says_so() -> bool:
+        found = str((await env.condition() or {}).get("message"))
+        return found == message if whole else message in found.splitlines()
+
+    await eventually(says_so, what=f"TopologyReconciled to say {message!r}")
+
+
 async def bump(env: Env, cluster: dict, version: str = NEW, **annotations: str) -> None:
     cluster["spec"]["topology"]["version"] = version
     if annotations:
@@ -59,11 +69,17 @@ async def test_the_control_plane_upgrades_first_then_one_machine_pool_at_a_time(
         return (await env.control_plane())["spec"]["version"] == NEW
 
     await eventually(control_plane_started, what="the control plane to take the new version")
-    held = await env.wait_condition("MachineDeploymentsUpgradePending")  # MachineDeployments are checked first
+    # upstream v1.14's words (the v1beta1 condition of a v1beta2 Cluster is its v1beta2 one in v1beta1's form)
     md = (await env.machine_deployments())["md-0"]
-    assert held["message"].startswith(
-        f"MachineDeployment(s) {name_of(md)} rollout and upgrade to version {NEW} on hold."
+    pools = await env.machine_pools()
+    await wait_message(
+        env,
+        f"Cluster is upgrading to {NEW}\n"
+        f"  * KubeadmControlPlane upgrading to version {NEW}\n"
+        f"  * MachineDeployment {name_of(md)} pending upgrade to version {NEW}\n"
+        f"  * MachinePools {name_of(pools['mp-0'])}, {name_of(pools['mp-1'])} pending upgrade to version {NEW}",
     )
+    assert (await env.condition() or {})["reason"] == "ClusterUpgrading"
     assert {t: version_of(p) for t, p in (await env.machine_pools()).items()} == {"mp-0": OLD, "mp-1": OLD}
 
     # the control plane finishes: the first MachinePool and the MachineDeployment pick the version up
@@ -78,17 +94,13 @@ async def test_the_control_plane_upgrades_first_then_one_machine_pool_at_a_time(
     assert version_of((await env.machine_deployments())["md-0"]) == NEW
     # once the MachineDeployment has taken the version (it has no Machines to roll here), what is left: mp-1 waits
     # for mp-0, whose Nodes still run the old kubelet
-    expected = (
-        f"MachinePool(s) {name_of(pools['mp-1'])} rollout and upgrade to version {NEW} on hold. "
-        f"MachinePool(s) {name_of(pools['mp-0'])} are upgrading"
+    await wait_message(
+        env,
+        f"Cluster is upgrading to {NEW}\n"
+        f"  * MachinePool {name_of(pools['mp-0'])} upgrading to version {NEW}\n"
+        f"  * MachinePool {name_of(pools['mp-1'])} pending upgrade to version {NEW}",
     )
-
-    async def says_so() -> bool:
-        condition = await env.condition()
-        return condition is not None and condition.get("message") == expected
-
-    await eventually(says_so, what="the condition to name the upgrading MachinePool")
-    assert (await env.condition() or {})["reason"] == "MachinePoolsUpgradePending"
+    assert (await env.condition() or {})["reason"] == "ClusterUpgrading"
 
     # mp-0's Nodes report the new kubelet: mp-1 goes next
     await env.set_pool_nodes(pools["mp-0"], NEW)
@@ -128,9 +140,12 @@ async def test_a_deferred_machine_pool_gives_its_slot_to_the_next(env: Env) -> N
 
     await eventually(next_one, what="mp-1 to take the slot")
     await env.set_pool_nodes((await env.machine_pools())["mp-1"], NEW)
-    condition = await env.wait_condition("MachinePoolsUpgradePending")
+    condition = await env.wait_condition("MachinePoolsUpgradeDeferred")
     pools = await env.machine_pools()
-    assert condition["message"].startswith(f"MachinePool(s) {name_of(pools['mp-0'])} rollout and upgrade")
+    assert condition["message"] == (
+        f"Cluster is upgrading to {NEW}\n  * MachinePool {name_of(pools['mp-0'])} upgrade to version {NEW} deferred "
+        "using topology.cluster.x-k8s.io/defer-upgrade or hold-upgrade-sequence annotations"
+    )
     # the deferral annotations never reach the MachinePool
     assert c.ANNOTATION_DEFER_UPGRADE not in (pools["mp-0"]["metadata"].get("annotations") or {})
 
@@ -147,8 +162,13 @@ async def test_hold_upgrade_sequence_holds_this_and_later_machine_pools(env: Env
     await eventually(deployment_upgraded, what="the MachineDeployment to upgrade")
     await env.settled()
     assert {version_of(p) for p in (await env.machine_pools()).values()} == {OLD}
-    condition = await env.wait_condition("MachinePoolsUpgradePending")
-    assert "rollout and upgrade to version v1.29.0 on hold." in condition["message"]
+    condition = await env.wait_condition("MachinePoolsUpgradeDeferred")
+    pools = await env.machine_pools()
+    assert condition["message"] == (
+        f"Cluster is upgrading to {NEW}\n  * MachinePools {name_of(pools['mp-0'])}, {name_of(pools['mp-1'])} "
+        f"upgrade to version {NEW} deferred using topology.cluster.x-k8s.io/defer-upgrade or hold-upgrade-sequence "
+        "annotations"
+    )
 
 
 async def test_a_machine_pool_added_while_the_control_plane_upgrades_waits_to_be_created(env: Env) -> None:
@@ -157,8 +177,10 @@ async def test_a_machine_pool_added_while_the_control_plane_upgrades_waits_to_be
     await eventually(lambda: _cp_version_is(env, NEW), what="the control plane to start")
     cluster["spec"]["topology"]["workers"]["machinePools"].append({"class": "pool", "name": "mp-2", "replicas": 1})
     await env.apply(cluster)
-    condition = await env.wait_condition("MachineDeploymentsUpgradePending")
-    assert condition is not None
+    await wait_message(
+        env, "  * MachinePool mp-2 creation deferred while control plane upgrade is in progress", whole=False
+    )
+    assert (await env.condition() or {})["reason"] == "ClusterUpgrading"
     await env.settled()
     assert "mp-2" not in await env.machine_pools()
     await env.settle_control_plane(version=NEW)

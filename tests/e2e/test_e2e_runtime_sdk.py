@@ -124,8 +124,11 @@ async def test_an_upgrade_waits_for_before_cluster_upgrade_then_pools_wait_for_a
     blocking = {"Status": "Success", "RetryAfterSeconds": 1, "Message": "waiting for the maintenance window"}
     await hook_responses(env, BeforeClusterUpgrade=blocking)
     await env.patch_topology(CLUSTER, {"version": NEW})
+    # upstream v1.14's words (the v1beta1 condition of a v1beta2 Cluster is its v1beta2 one in v1beta1's form)
     await wait_condition(
-        env, "LifecycleHookBlocking", 'hook "BeforeClusterUpgrade" is blocking: waiting for the maintenance window'
+        env,
+        "ClusterUpgrading",
+        "Following hooks are blocking upgrade: BeforeClusterUpgrade: waiting for the maintenance window",
     )
     (control_plane,) = await env.list(CONTROL_PLANE, "KubeadmControlPlane")
     assert control_plane["spec"]["version"] == "v1.28.0"
@@ -134,7 +137,9 @@ async def test_an_upgrade_waits_for_before_cluster_upgrade_then_pools_wait_for_a
     await hook_responses(
         env, BeforeClusterUpgrade=None, AfterControlPlaneUpgrade={**blocking, "Message": "smoke tests"}
     )
-    await wait_condition(env, "LifecycleHookBlocking", 'hook "AfterControlPlaneUpgrade" is blocking: smoke tests')
+    await wait_condition(
+        env, "ClusterUpgrading", "Following hooks are blocking upgrade: AfterControlPlaneUpgrade: smoke tests"
+    )
 
     async def control_plane_upgraded() -> bool:
         (cp,) = await env.list(CONTROL_PLANE, "KubeadmControlPlane")
@@ -163,7 +168,9 @@ async def test_before_cluster_create_and_before_cluster_delete_hold_until_releas
     blocking = {"Status": "Success", "RetryAfterSeconds": 1, "Message": "not yet"}
     await hook_responses(env, BeforeClusterCreate=blocking, BeforeClusterDelete=blocking)
     await apply_variant(env)
-    await wait_condition(env, "LifecycleHookBlocking", 'hook "BeforeClusterCreate" is blocking: not yet')
+    await wait_condition(
+        env, "ClusterCreating", "Following hooks are blocking Cluster topology creation: BeforeClusterCreate: not yet"
+    )
     assert await env.list(CAPI, "MachinePool") == []  # nothing is created while the hook blocks
     await hook_responses(env, BeforeClusterCreate=None)
     await env.wait_ready(CLUSTER)
@@ -174,7 +181,9 @@ async def test_before_cluster_create_and_before_cluster_delete_hold_until_releas
     await eventually(after_control_plane_initialized_called, what="AfterControlPlaneInitialized to be called")
 
     await env.client.delete(CAPI, "Cluster", CLUSTER, namespace=env.namespace)
-    await wait_condition(env, "Deleted")
+    await wait_condition(
+        env, "Deleting", "Cluster is deleting. Following hooks are blocking delete: BeforeClusterDelete"
+    )
     cluster = await env.get(CAPI, "Cluster", CLUSTER)
     assert "runtime.cluster.x-k8s.io/ok-to-delete" not in (cluster["metadata"].get("annotations") or {})
     assert len(await env.list(CAPI, "MachinePool")) == 1  # held: nothing is deleted yet

@@ -188,10 +188,10 @@ async def test_a_deferred_pool_keeps_its_version_until_released(any_env: SimEnv)
     assert {n["status"]["nodeInfo"]["kubeletVersion"] for n in env.pool_nodes(mp1)} == {OLD}
 
     async def reported() -> bool:
-        # a deferred pool is also pending upgrade, and that reason comes first (spec §7.1)
+        # only the deferral is left: upstream v1.14 says so by its reason (v1.6 said MachinePoolsUpgradePending)
         cluster_now = await env.get(CAPI, "Cluster", "demo")
         found = next(c for c in cluster_now["status"]["conditions"] if c["type"] == "TopologyReconciled")
-        return (found["status"], found.get("reason")) == ("False", "MachinePoolsUpgradePending")
+        return (found["status"], found.get("reason")) == ("False", "MachinePoolsUpgradeDeferred")
 
     await eventually(reported, what="TopologyReconciled to say the deferred pool's upgrade is on hold")
     assert "topology.cluster.x-k8s.io/defer-upgrade" not in (mp1["metadata"].get("annotations") or {})

@@ -9,8 +9,11 @@ import pytest
 from clusterclass.api.conditions import Condition, with_conditions
 from clusterclass.topology.conditions import (
     CLUSTER_CLASS_NOT_RECONCILED_MESSAGE,
+    blocking_message,
+    legacy_condition,
     name_list,
     topology_reconciled,
+    topology_reconciled_v1beta2,
 )
 from clusterclass.topology.hooks import HookResponse, HookTracker
 from clusterclass.topology.upgrade import UpgradeTracker
@@ -154,3 +157,63 @@ def test_setting_a_condition_keeps_the_others_and_its_own_time_when_unchanged() 
             "reason": "Deleted",
         },
     ]
+
+
+# --- upstream v1.14: the v1beta2 decision, and the v1beta1 condition a v1beta2 Cluster keeps beside it -----------
+
+
+def v1beta2(upgrades: UpgradeTracker | None = None, cluster: Any = None, **kwargs: Any) -> Any:
+    return topology_reconciled_v1beta2(
+        cluster=cluster or CLUSTER, cluster_class=RECONCILED_CLASS, upgrades=upgrades, **kwargs
+    )
+
+
+def test_a_pending_after_cluster_upgrade_keeps_the_cluster_upgrading() -> None:
+    """v1.14 counts the upgrade done only once AfterClusterUpgrade has been called (its pending-hooks mark)."""
+    marked = {
+        "metadata": {"name": "c1", "annotations": {"runtime.cluster.x-k8s.io/pending-hooks": "AfterClusterUpgrade"}},
+        "spec": {"topology": {"version": "v1.22.0"}},
+    }
+    upgrading = v1beta2(UpgradeTracker(), cluster=marked)
+    assert (upgrading.status, upgrading.reason, upgrading.message) == (
+        "False",
+        "ClusterUpgrading",
+        "Cluster is upgrading to v1.22.0",
+    )
+    assert v1beta2(UpgradeTracker()).status == "True"
+
+
+def test_the_v1beta1_form_of_a_decision_is_v1_14s() -> None:
+    upgrading = v1beta2(tracker(machine_deployments__upgrading={"md-0-abc"}), control_plane=None)
+    assert legacy_condition(upgrading) == Condition(
+        "TopologyReconciled",
+        "False",
+        "ClusterUpgrading",
+        "Cluster is upgrading to v1.22.0\n  * MachineDeployment md-0-abc upgrading to version v1.22.0",
+        "Info",
+    )  # upstream v1.6 said True here: a MachineDeployment upgrading holds nothing back
+    failed = v1beta2(error=RuntimeError("failed to create MachinePool"))
+    assert legacy_condition(failed) == Condition(
+        "TopologyReconciled", "False", "TopologyReconcileFailed", "failed to create MachinePool", "Error"
+    )
+    assert legacy_condition(v1beta2(UpgradeTracker())) == Condition("TopologyReconciled", "True")
+
+
+def test_blocking_hooks_are_told_in_v1_14s_words() -> None:
+    hooks = HookTracker(
+        responses={
+            "BeforeClusterDelete": HookResponse(10, "draining"),
+            "Quiet": HookResponse(5, ""),
+            "Fine": HookResponse(0, "done"),
+        }
+    )
+    assert (
+        blocking_message(hooks, "delete") == "Following hooks are blocking delete: BeforeClusterDelete: draining; Quiet"
+    )
+    deleting = {"metadata": {"name": "c1", "deletionTimestamp": "2026-01-01T00:00:00Z"}, "spec": CLUSTER["spec"]}
+    condition = v1beta2(cluster=deleting, hooks=hooks)
+    assert (condition.reason, condition.message) == (
+        "Deleting",
+        "Cluster is deleting. Following hooks are blocking delete: BeforeClusterDelete: draining; Quiet",
+    )
+    assert blocking_message(HookTracker(), "delete") == ""

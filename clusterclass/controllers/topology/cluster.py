@@ -66,7 +66,12 @@ from clusterclass.kube.errors import Conflict, NotFound
 from clusterclass.kube.gotext import rfc3339
 from clusterclass.kube.indexes import LABEL_INDEX, TOPOLOGY_CLASS_INDEX
 from clusterclass.kube.informer import Informer
-from clusterclass.topology.conditions import cluster_class_reconciled, topology_reconciled, topology_reconciled_v1beta2
+from clusterclass.topology.conditions import (
+    cluster_class_reconciled,
+    legacy_condition,
+    topology_reconciled,
+    topology_reconciled_v1beta2,
+)
 from clusterclass.topology.desired import Computation
 from clusterclass.topology.hooks import HookTracker
 from clusterclass.topology.patches import PatchEngine
@@ -311,19 +316,14 @@ class ClusterTopologyController:
     # --- the condition ------------------------------------------------------------------------------------------
 
     async def _write_condition(self, scope: _Scope) -> None:
-        """Set ``TopologyReconciled`` on the Cluster, as a v1beta1 condition (upstream v1.6's) and a v1beta2 one
-        (upstream v1.14's); only that condition changes, and only if it changed. The status patch is written in
-        the version the management cluster prefers for Clusters: v1beta2 keeps the v1beta1 condition under
-        ``status.deprecated.v1beta1``, v1beta1 keeps the v1beta2 one under ``status.v1beta2``."""
+        """Set ``TopologyReconciled`` on the Cluster, as a v1beta2 condition (upstream v1.14's) and a v1beta1 one;
+        only that condition changes, and only if it changed. The status patch is written in the version the
+        management cluster prefers for Clusters: v1beta2 keeps the v1beta1 condition under
+        ``status.deprecated.v1beta1``, the v1beta2 decision in v1beta1's form (as v1.14 writes it); a management
+        cluster serving only v1beta1 gets upstream v1.6's v1beta1 condition, and the v1beta2 one under
+        ``status.v1beta2``."""
         computation = scope.computation
         upgrades = computation.upgrades if computation is not None else None
-        condition = topology_reconciled(
-            cluster=scope.cluster,
-            error=scope.error,
-            cluster_class=scope.cluster_class,
-            upgrades=upgrades,
-            hooks=scope.hooks,
-        )
         condition_v1beta2 = topology_reconciled_v1beta2(
             cluster=scope.cluster,
             error=scope.error,
@@ -334,6 +334,16 @@ class ClusterTopologyController:
         )
         cluster = scope.cluster
         api_version = await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER)
+        if api_version == c.CLUSTER_API_VERSION:
+            condition = topology_reconciled(
+                cluster=scope.cluster,
+                error=scope.error,
+                cluster_class=scope.cluster_class,
+                upgrades=upgrades,
+                hooks=scope.hooks,
+            )
+        else:
+            condition = legacy_condition(condition_v1beta2)
         for attempt in range(CONDITION_WRITE_ATTEMPTS):
             latest = self.reader.get(c.CLUSTER_API_VERSION, c.KIND_CLUSTER, namespace_of(cluster), name_of(cluster))
             if latest is None:

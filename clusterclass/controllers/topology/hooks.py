@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 BEFORE_CLUSTER_CREATE = "BeforeClusterCreate"
 AFTER_CONTROL_PLANE_INITIALIZED = "AfterControlPlaneInitialized"
-AFTER_CLUSTER_UPGRADE = "AfterClusterUpgrade"
+AFTER_CLUSTER_UPGRADE = c.HOOK_AFTER_CLUSTER_UPGRADE
 BEFORE_CLUSTER_DELETE = "BeforeClusterDelete"
 ANNOTATION_OK_TO_DELETE = "runtime.cluster.x-k8s.io/ok-to-delete"
 CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized"
