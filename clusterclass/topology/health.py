@@ -3,9 +3,11 @@
 Whether a health check exists follows upstream: the topology's ``machineHealthCheck`` wins when
 it sets any check field, otherwise the class's; ``enable`` decides when set, and a check defined
 anywhere is enabled by default. The desired MachineHealthCheck is defaulted the way its admission
-webhook would (``maxUnhealthy: 100%``, ``nodeStartupTimeout: 10m0s``, the cluster-name label, every
-Duration in Go's form), so
-the stored object never differs from the desired one only because of defaulting.
+webhook would — upstream v1.14's: ``nodeStartupTimeout: 10m0s`` (v1beta2's ``nodeStartupTimeoutSeconds: 600``), the
+cluster-name label, every Duration in Go's form — so the stored object never differs from the desired one only
+because of defaulting. v1.14's webhook no longer defaults ``maxUnhealthy`` (``remediation.triggerIf`` in v1beta2) to
+100%, so a check that sets none has none, as upstream v1.14 writes it; v1.6's webhook, on a management cluster
+serving only v1beta1, adds it during the apply itself, so the stored object is the same there either way.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from clusterclass.api.durations import DURATION_PATHS, normalize_durations
 from clusterclass.api.objects import Obj
 
 CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
-DEFAULT_MAX_UNHEALTHY = "100%"
 DEFAULT_NODE_STARTUP_TIMEOUT = "10m0s"
 
 
@@ -51,7 +52,6 @@ def machine_health_check(
     for f in CHECK_FIELDS:
         if check.get(f) is not None:
             spec[f] = copy.deepcopy(check[f])
-    spec.setdefault("maxUnhealthy", DEFAULT_MAX_UNHEALTHY)
     spec.setdefault("nodeStartupTimeout", DEFAULT_NODE_STARTUP_TIMEOUT)
     remediation = spec.get("remediationTemplate")
     if isinstance(remediation, dict) and not remediation.get("namespace"):

@@ -192,7 +192,8 @@ def test_control_plane_without_machine_infrastructure_has_no_machine_template_re
     [
         ({"maxUnhealthy": "40%"}, None, {"maxUnhealthy": "40%", "nodeStartupTimeout": "10m0s"}),
         ({"maxUnhealthy": "40%"}, {"enable": False}, None),
-        (None, {"nodeStartupTimeout": "3m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "3m0s"}),  # Go form
+        # Go's form; no maxUnhealthy default, as upstream v1.14's webhook
+        (None, {"nodeStartupTimeout": "3m"}, {"nodeStartupTimeout": "3m0s"}),
         (None, None, None),
     ],
 )

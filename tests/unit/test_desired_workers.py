@@ -372,7 +372,8 @@ def test_machine_deployment_selector_matches_its_machines() -> None:
     }
 
 
-MHC_DEFAULTS = {"maxUnhealthy": "100%", "nodeStartupTimeout": "10m0s"}
+#: what upstream v1.14's MachineHealthCheck webhook defaults (v1.6's also set maxUnhealthy: 100%)
+MHC_DEFAULTS = {"nodeStartupTimeout": "10m0s"}
 
 
 @pytest.mark.parametrize(
@@ -383,7 +384,7 @@ MHC_DEFAULTS = {"maxUnhealthy": "100%", "nodeStartupTimeout": "10m0s"}
         ({"maxUnhealthy": "40%"}, {"enable": True}, {"maxUnhealthy": "40%", "nodeStartupTimeout": "10m0s"}),
         ({"maxUnhealthy": "40%"}, {"enable": False}, None),
         ({"maxUnhealthy": "40%"}, {"unhealthyRange": "[1-3]"}, {**MHC_DEFAULTS, "unhealthyRange": "[1-3]"}),
-        (None, {"nodeStartupTimeout": "5m"}, {"maxUnhealthy": "100%", "nodeStartupTimeout": "5m0s"}),  # Go form
+        (None, {"nodeStartupTimeout": "5m"}, {"nodeStartupTimeout": "5m0s"}),  # Go form
         (None, {"enable": True}, None),
         (None, {"enable": False, "maxUnhealthy": "40%"}, None),
         ({}, None, MHC_DEFAULTS),
