@@ -35,6 +35,9 @@ LABEL_MACHINE_POOL_NAME: Final = "cluster.x-k8s.io/pool-name"
 ANNOTATION_HOLD_UPGRADE_SEQUENCE: Final = "topology.cluster.x-k8s.io/hold-upgrade-sequence"
 ANNOTATION_DEFER_UPGRADE: Final = "topology.cluster.x-k8s.io/defer-upgrade"
 ANNOTATION_UPGRADE_CONCURRENCY: Final = "topology.cluster.x-k8s.io/upgrade-concurrency"
+#: upstream v1.14: on the Cluster while it upgrades, the version the control plane is being moved to (KCP and the
+#: MachineSet preflight checks let Machines at that version be created)
+ANNOTATION_UPGRADE_STEP: Final = "topology.internal.cluster.x-k8s.io/upgrade-step"
 ANNOTATION_DRY_RUN: Final = "topology.cluster.x-k8s.io/dry-run"
 ANNOTATION_CLONED_FROM_NAME: Final = "cluster.x-k8s.io/cloned-from-name"
 ANNOTATION_CLONED_FROM_GROUPKIND: Final = "cluster.x-k8s.io/cloned-from-groupkind"

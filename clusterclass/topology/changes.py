@@ -89,12 +89,28 @@ def update_intent(desired: Obj, ignore: Paths = ()) -> Obj:
 
 
 def cluster_intent(desired_cluster: Obj) -> Obj:
-    """The Cluster fields the topology owns: two labels and the two refs."""
+    """The Cluster fields the topology owns: two labels, the upgrade-step annotation while it upgrades, and the two
+    refs (an upgrade-step annotation the intent lacks is removed: :func:`without_stale_upgrade_step`)."""
     labels = dig(desired_cluster, "metadata", "labels") or {}
+    metadata: Obj = {"labels": {k: labels[k] for k in (c.LABEL_CLUSTER_NAME, c.LABEL_TOPOLOGY_OWNED) if k in labels}}
+    step = (dig(desired_cluster, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP)
+    if step is not None:
+        metadata["annotations"] = {c.ANNOTATION_UPGRADE_STEP: step}
     return {
-        "metadata": {"labels": {k: labels[k] for k in (c.LABEL_CLUSTER_NAME, c.LABEL_TOPOLOGY_OWNED) if k in labels}},
+        "metadata": metadata,
         "spec": {k: desired_cluster["spec"][k] for k in ("infrastructureRef", "controlPlaneRef")},
     }
+
+
+def without_stale_upgrade_step(cluster: Obj, intent: Obj) -> Obj:
+    """``cluster`` without an upgrade-step annotation ``intent`` no longer sets (the upgrade is over)."""
+    if c.ANNOTATION_UPGRADE_STEP in (dig(intent, "metadata", "annotations") or {}):
+        return cluster
+    if c.ANNOTATION_UPGRADE_STEP not in (dig(cluster, "metadata", "annotations") or {}):
+        return cluster
+    cleaned = copy.deepcopy(cluster)
+    remove_path(cleaned, ("metadata", "annotations", c.ANNOTATION_UPGRADE_STEP))
+    return cleaned
 
 
 def remove_path(obj: Obj, path: Path) -> None:
@@ -121,6 +137,8 @@ class TwoWayMerge:
         # ``merge`` copies what the intent sets and shares the rest with ``current``: changes are
         # read-only records, so the sharing is safe and saves copying every object.
         after = merge(current, intent)
+        if cluster:
+            after = without_stale_upgrade_step(after, intent)
         return DiffResult(
             after=after,
             has_changes=after != current,

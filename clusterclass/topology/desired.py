@@ -31,7 +31,7 @@ from clusterclass.topology import health, names
 from clusterclass.topology.blueprint import Blueprint
 from clusterclass.topology.clone import template_to_object, template_to_template
 from clusterclass.topology.current import CurrentState
-from clusterclass.topology.hooks import HookTracker, LifecycleHooks
+from clusterclass.topology.hooks import HookTracker, LifecycleHooks, is_pending
 from clusterclass.topology.metadata import merge_maps, topology_labels, without_upgrade_sequencing
 from clusterclass.topology.patches import NoPatches, PatchEngine
 from clusterclass.topology.shim import shim_owner_reference
@@ -258,10 +258,29 @@ class _Computer:
         cluster = copy.deepcopy(self.current.cluster)
         metadata = cluster.setdefault("metadata", {})
         metadata["labels"] = topology_labels(self.cluster.name, metadata.get("labels"))
+        annotations = dict(metadata.get("annotations") or {})
+        step = self._upgrade_step(cp)
+        if step is not None:
+            annotations[c.ANNOTATION_UPGRADE_STEP] = step
+        else:
+            annotations.pop(c.ANNOTATION_UPGRADE_STEP, None)
+        if annotations:
+            metadata["annotations"] = annotations
+        else:
+            metadata.pop("annotations", None)
         spec = cluster.setdefault("spec", {})
         spec["infrastructureRef"] = desired_ref(self.cluster.infrastructure_ref, infrastructure_cluster)
         spec["controlPlaneRef"] = desired_ref(self.cluster.control_plane_ref, cp)
         return cluster
+
+    def _upgrade_step(self, cp: Obj) -> str | None:
+        """The control plane's desired version while the Cluster upgrades: upstream v1.14's upgrade-step annotation,
+        set while ``AfterClusterUpgrade`` is pending on the current Cluster (v1.14 with the Runtime SDK, which
+        clusterclass always runs; offline, ``plan`` predicts what that controller writes)."""
+        version = dig(cp, "spec", "version")
+        if version and is_pending(self.current.cluster, c.HOOK_AFTER_CLUSTER_UPGRADE):
+            return str(version)
+        return None
 
     # --- workers ---------------------------------------------------------------------------------
 

@@ -6,9 +6,11 @@ change detection against each backend, including an ownership change nobody else
 
 from __future__ import annotations
 
+import copy
+
 from controller_support import Env, eventually, example_class, example_cluster
 
-from clusterclass.api.objects import Obj, name_of
+from clusterclass.api.objects import Obj, dig, name_of
 from clusterclass.controllers.topology.structuredmerge import (
     OBJECT_PATHS,
     AnswerCache,
@@ -234,3 +236,32 @@ def test_expired_answers_are_swept_when_the_cache_has_doubled() -> None:
     assert len(cache) == 16  # expired ids stay until then
     cache.add("last")
     assert len(cache) == 8 and "last" in cache and "new-8" not in cache
+
+
+async def test_a_v1beta2_cluster_is_merge_patched_with_what_differs_and_nothing_else(running: Env) -> None:
+    """As upstream v1.14: no dry runs and no capi-topology entry on the Cluster; a merge patch of what differs of its
+    two labels, the upgrade-step annotation and the refs, and no request at all when nothing does."""
+    env = running
+    await env.apply(*example_class(), example_cluster())
+    await env.wait_reconciled()
+    assert env.controllers is not None
+    cluster = await env.cluster()
+    assert not [e for e in cluster["metadata"]["managedFields"] if e["manager"] == "capi-topology"]
+    computation = await env.controllers.topology._compute(cluster)
+    manager = env.controllers.manager
+    ssa = ServerSideApply(
+        env.direct, write_versions=manager.preferred_version, api_versions=manager.reader.api_versions
+    )
+    current, desired = computation.current.cluster, computation.desired.cluster
+    unchanged = await ssa.diff(current, desired, cluster=True)
+    assert not unchanged.has_changes and ssa.counts.dry_runs == 0
+
+    upgrading = copy.deepcopy(desired)
+    upgrading["metadata"].setdefault("annotations", {})["topology.internal.cluster.x-k8s.io/upgrade-step"] = "v1.29.0"
+    diff = await ssa.diff(current, upgrading, cluster=True)
+    assert diff.has_changes and not diff.has_spec_changes and ssa.counts.dry_runs == 0
+    patched = await ssa.apply(upgrading, current=current, cluster=True)
+    assert patched["metadata"]["annotations"]["topology.internal.cluster.x-k8s.io/upgrade-step"] == "v1.29.0"
+    done = await ssa.apply(desired, current=patched, cluster=True)
+    assert "topology.internal.cluster.x-k8s.io/upgrade-step" not in (done["metadata"].get("annotations") or {})
+    assert dig(done, "spec", "topology") == dig(cluster, "spec", "topology")  # the user's fields untouched

@@ -426,3 +426,20 @@ def test_control_plane_machine_template_spec_change_rotates_it() -> None:
     assert re.fullmatch(f"cluster1-{RANDOM}", new) and new != old
     assert changes[1].object["spec"]["machineTemplate"]["infrastructureRef"]["name"] == new
     assert name(changes[2].object) == old
+
+
+def test_the_upgrade_step_annotation_is_set_while_after_cluster_upgrade_is_pending_and_removed_after() -> None:
+    """Upstream v1.14 (with the Runtime SDK): the Cluster carries the control plane's version being rolled out as
+    ``topology.internal.cluster.x-k8s.io/upgrade-step`` until AfterClusterUpgrade has been called."""
+    world = World()
+    cluster, current = converged(world, _cluster())
+    step = "topology.internal.cluster.x-k8s.io/upgrade-step"
+    upgrading = copy.deepcopy(cluster)
+    upgrading["metadata"]["annotations"] = {"runtime.cluster.x-k8s.io/pending-hooks": "AfterClusterUpgrade"}
+    (change,) = [c for c in changes_for(world, upgrading, current) if c.after and c.after["kind"] == "Cluster"]
+    assert change.after["metadata"]["annotations"][step] == "v1.2.3"
+    upgraded = copy.deepcopy(change.after)
+    upgraded["metadata"]["annotations"].pop("runtime.cluster.x-k8s.io/pending-hooks")
+    (change,) = [c for c in changes_for(world, upgraded, current) if c.after and c.after["kind"] == "Cluster"]
+    assert step not in (change.after["metadata"].get("annotations") or {})
+    assert [c for c in changes_for(world, change.after, current) if c.after and c.after["kind"] == "Cluster"] == []

@@ -28,6 +28,13 @@ the current object converted to it, and the answer converted back. A provider ob
 conversions do not know is written in the version its template gave it. Every written object's ownerReferences to a
 Cluster API kind name the version that kind is written in (v1beta2 references, as upstream v1.14 writes them).
 
+**The Cluster** is the user's object. On a management cluster serving it in v1beta2 it is not applied: as upstream
+v1.14, the topology compares what it owns of it (the cluster-name and owned labels, the
+``topology.internal.cluster.x-k8s.io/upgrade-step`` annotation, the two refs) with the cached Cluster and sends a JSON
+merge patch of the differences, if any — no dry run and no ``capi-topology`` entry in its managedFields, so a
+Cluster upstream's controller has reconciled is not written again. On one serving only v1beta1 (upstream v1.6's
+era) it is applied with the paths above, as v1.6 did.
+
 Why dry runs rather than comparing locally: only the server knows its defaulting, its list-map keys and
 its ownership rules; comparing its own answers is what keeps the topology from fighting the server (and
 from rewriting an object moved over from upstream's controller: the answers are the same).
@@ -45,7 +52,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.contracts import bundled_contracts
 from clusterclass.api.conversion import ApiVersions, convert, convertible
 from clusterclass.api.jsoncopy import json_copy
-from clusterclass.api.merge_patch import create_merge_patch
+from clusterclass.api.merge_patch import create_merge_patch, merge_patch
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.kube.client import Client
 from clusterclass.kube.workqueue import Clock, RealClock
@@ -78,6 +85,7 @@ CLUSTER_PATHS: Paths = (
     ("metadata", "uid"),
     ("metadata", "labels", c.LABEL_CLUSTER_NAME),
     ("metadata", "labels", c.LABEL_TOPOLOGY_OWNED),
+    ("metadata", "annotations", c.ANNOTATION_UPGRADE_STEP),
     ("spec", "infrastructureRef"),
     ("spec", "controlPlaneRef"),
 )
@@ -301,11 +309,48 @@ class ServerSideApply:
             return answer
         return convert(answer, api_version, api_versions=self.api_versions)
 
+    # --- the Cluster on a v1beta2 management cluster: a merge patch, as upstream v1.14 -------------------------
+
+    async def _patches_cluster(self, desired: Obj) -> bool:
+        """Whether the Cluster is written with a merge patch: where Clusters are v1beta2 (module doc)."""
+        given = str(desired.get("apiVersion") or "")
+        return await self.write_versions(given, c.KIND_CLUSTER) != given
+
+    async def _cluster_patch(self, current: Obj, desired: Obj) -> Obj:
+        """The merge patch that moves ``current`` to ``desired`` in what the topology owns of a Cluster (its two
+        labels, the upgrade-step annotation, the refs), in the written version; empty when nothing differs."""
+        have, want = await self._written(current, intent=False), await self._written(desired)
+        patch: Obj = {}
+        for key in (c.LABEL_CLUSTER_NAME, c.LABEL_TOPOLOGY_OWNED):
+            value = (dig(want, "metadata", "labels") or {}).get(key)
+            if value is not None and (dig(have, "metadata", "labels") or {}).get(key) != value:
+                patch.setdefault("metadata", {}).setdefault("labels", {})[key] = value
+        step = (dig(want, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP)
+        if (dig(have, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP) != step:
+            patch.setdefault("metadata", {}).setdefault("annotations", {})[c.ANNOTATION_UPGRADE_STEP] = step
+        for ref in ("infrastructureRef", "controlPlaneRef"):
+            value = dig(want, "spec", ref)
+            if value is not None and dig(have, "spec", ref) != value:
+                patch.setdefault("spec", {})[ref] = value
+        return patch
+
+    # --- every object ------------------------------------------------------------------------------------------
+
     async def apply(
         self, desired: Obj, *, current: Obj | None = None, ignore: Paths = (), cluster: bool = False
     ) -> Obj:
         """Apply the intent of ``desired`` (creating the object when ``current`` is None); the object as stored."""
         self.counts.applies += 1
+        if cluster and current is not None and await self._patches_cluster(desired):
+            written_version = await self.write_versions(str(desired.get("apiVersion") or ""), c.KIND_CLUSTER)
+            patched = await self.client.patch(
+                written_version,
+                c.KIND_CLUSTER,
+                name_of(current),
+                await self._cluster_patch(current, desired),
+                namespace=namespace_of(current),
+            )
+            return self._back(patched, str(desired.get("apiVersion") or ""))
         intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
         written = await self.client.apply(await self._written(intent), field_manager=TOPOLOGY_MANAGER, force=True)
         return self._back(written, str(desired.get("apiVersion") or ""))
@@ -313,6 +358,10 @@ class ServerSideApply:
     async def diff(self, current: Obj, desired: Obj, *, ignore: Paths = (), cluster: bool = False) -> DiffResult:
         """Whether applying the intent of ``desired`` would change ``current`` (module doc)."""
         given = str(desired.get("apiVersion") or "")
+        if cluster and await self._patches_cluster(desired):
+            patch = await self._cluster_patch(current, desired)
+            after = self._back(merge_patch(await self._written(current, intent=False), patch), given)
+            return DiffResult(after=after, has_changes=bool(patch), has_spec_changes="spec" in patch)
         current = await self._written(current, intent=False)
         allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
         intent = await self._written(intent_of(desired, current=current, ignore=ignore, cluster=cluster))
