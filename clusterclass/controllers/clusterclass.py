@@ -273,7 +273,12 @@ class ClusterClassController:
             status["conditions"] = updated
         generation = dig(cluster_class, "metadata", "generation")
         updated_current = with_meta_conditions(meta_conditions_of(cluster_class), current, now, generation)
-        if updated_current is not None:
+        served_in_v1beta2 = (
+            await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS) != c.CLUSTER_API_VERSION
+        )
+        # a ClusterClass whose CRD has no status.v1beta2 (served only in v1beta1, before v1.9) would have it pruned
+        # and written again at every reconcile
+        if updated_current is not None and (served_in_v1beta2 or "v1beta2" in (cluster_class.get("status") or {})):
             status["v1beta2"] = {"conditions": updated_current}
         if reconciled and generation != dig(cluster_class, "status", "observedGeneration"):
             status["observedGeneration"] = generation

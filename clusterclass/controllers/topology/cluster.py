@@ -353,12 +353,18 @@ class ClusterTopologyController:
             current = with_meta_conditions(
                 meta_conditions_of(latest), [condition_v1beta2], now, dig(latest, "metadata", "generation")
             )
+            if api_version == c.CLUSTER_API_VERSION and "v1beta2" not in (latest.get("status") or {}):
+                # a v1beta1 Cluster whose CRD has no status.v1beta2 (before v1.9: nobody has written one): the
+                # server would prune the v1beta2 condition, and writing it again would be a request every reconcile
+                current = None
             if legacy is None and current is None:
                 return
             legacy = legacy if legacy is not None else conditions_of(latest)
             current = current if current is not None else meta_conditions_of(latest)
             if api_version == c.CLUSTER_API_VERSION:
-                status: Obj = {"conditions": legacy, "v1beta2": {"conditions": current}}
+                status: Obj = {"conditions": legacy}
+                if "v1beta2" in (latest.get("status") or {}):
+                    status["v1beta2"] = {"conditions": current}
             else:
                 status = {"conditions": current, "deprecated": {"v1beta1": {"conditions": legacy}}}
             patch = {"metadata": {"resourceVersion": dig(latest, "metadata", "resourceVersion")}, "status": status}
