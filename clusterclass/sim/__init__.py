@@ -25,7 +25,7 @@ the topology controllers' own, so all share one set of informers::
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from clusterclass.api.objects import dig, namespace_of
@@ -75,7 +75,8 @@ class Simulation:
     durations and failures; ``rng`` the random name suffixes; ``runtime_sdk`` whether a Cluster with
     a topology waits for the topology controller's ok-to-delete before its deletion proceeds;
     ``pool_max_surge`` how a DockerMachinePool rolls (None: every replacement at once, as CAPD; 1: one
-    instance at a time).
+    instance at a time); ``providers`` which of :data:`PROVIDERS` run (default all): beside other providers'
+    real controllers — upstream's core and kubeadm managers, say — only the ones they lack.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class Simulation:
         workers: int = DEFAULT_WORKERS,
         wall: Callable[[], datetime] | None = None,
         pool_max_surge: int | None = None,
+        providers: Iterable[type[ProviderController]] = PROVIDERS,
     ) -> None:
         self.workloads = workloads if workloads is not None else WorkloadClusters()
         if manager.informers:
@@ -104,7 +106,10 @@ class Simulation:
             wall=wall or (lambda: datetime.now(UTC)),
             pool_max_surge=pool_max_surge,
         )
-        self.providers = [provider(self.context) for provider in PROVIDERS]
+        chosen = set(providers)
+        if unknown := chosen - set(PROVIDERS):
+            raise ValueError(f"not simulated providers: {sorted(p.__name__ for p in unknown)}")
+        self.providers = [provider(self.context) for provider in PROVIDERS if provider in chosen]
 
     async def setup(self) -> Simulation:
         """Bring back the workload clusters of existing Clusters, then register every provider's informers,
@@ -145,7 +150,10 @@ class Simulation:
                 await self.workloads.serve(workload, ca)
 
     async def close(self) -> None:
-        """Stop serving the workload clusters (call after the manager has stopped)."""
+        """Stop serving the workload clusters and drop the providers' connections to workload clusters (call
+        after the manager has stopped)."""
+        for provider in self.providers:
+            await provider.close()
         await self.workloads.close()
 
     def provider(self, name: str) -> ProviderController:

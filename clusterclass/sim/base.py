@@ -298,6 +298,9 @@ class ProviderController:
     async def setup_watches(self) -> None:
         """Watches besides the controller's own kind."""
 
+    async def close(self) -> None:
+        """Release what the provider holds besides its manager's informers (by default nothing)."""
+
     async def _reconcile(self, key: str) -> float | None:
         assert self.informer is not None
         namespace, name = split_key(key)

@@ -14,6 +14,11 @@ that many at a time: 1 rolls one instance at a time); as they become ready, the 
 through the instances' Machines, outdated ones first. ``spec.providerIDList`` lists the instances'
 providerIDs, and the pool is ready only while exactly ``replicas`` instances exist and all have one.
 Bootstrap-config, ``preLoadImages`` or ``extraMounts`` changes replace nothing, as upstream.
+
+In a Cluster whose infrastructure is not the simulated DockerCluster (upstream's in-memory provider, beside
+upstream's own managers), there are no DockerMachines to provision: the pool is a *managed* pool
+(:mod:`clusterclass.sim.docker.managedpool`), its instances Nodes it registers in the workload cluster itself,
+replaced by the same rule.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_o
 from clusterclass.kube.indexes import OWNER_INDEX
 from clusterclass.sim.base import (
     ProviderController,
+    SimContext,
     add_finalizer,
     controller_of,
     delete_if_present,
@@ -40,6 +46,16 @@ from clusterclass.sim.docker.machine import (
     ANNOTATION_VERSION,
     DOCKER_MACHINE,
     LABEL_POOL_NAME,
+)
+from clusterclass.sim.docker.managedpool import (
+    ManagedPools,
+    WorkloadUnreachable,
+    image_of,
+    is_managed,
+    kubelet_version,
+    pool_nodes,
+    register_node,
+    remove_node,
 )
 
 DOCKER_MACHINE_POOL = "DockerMachinePool"
@@ -58,6 +74,13 @@ class DockerMachinePoolController(ProviderController):
     name = "dockermachinepool-controller"
     api_version = INFRASTRUCTURE_API_VERSION
     kind = DOCKER_MACHINE_POOL
+
+    def __init__(self, context: SimContext) -> None:
+        super().__init__(context)
+        self.managed = ManagedPools()
+
+    async def close(self) -> None:
+        await self.managed.close()
 
     async def setup_watches(self) -> None:
         self.pools = await self.watched_informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL, self._of_pool)
@@ -105,9 +128,13 @@ class DockerMachinePoolController(ProviderController):
         docker_pool = json_copy(current)
         instances = self._instances(docker_pool)
         if deleting(docker_pool):
+            if cluster is not None and is_managed(cluster):
+                return await self._delete_managed(current, docker_pool, cluster)
             return await self._delete(current, docker_pool, instances)
         if cluster is None:
             return None
+        if is_managed(cluster):
+            return await self._reconcile_managed(current, docker_pool, pool, cluster)
         status = docker_pool.setdefault("status", {})
         added = add_finalizer(docker_pool, FINALIZER)
         if added or status.get("infrastructureMachineKind") != DOCKER_MACHINE:
@@ -223,6 +250,82 @@ class DockerMachinePoolController(ProviderController):
         status["ready"] = False
         set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
         return self.timing.requeue(10)
+
+    # --- a managed pool (module doc) ----------------------------------------------------------------------------
+
+    async def _reconcile_managed(self, current: Obj, docker_pool: Obj, pool: Obj, cluster: Obj) -> float | None:
+        if add_finalizer(docker_pool, FINALIZER):
+            await self.write(current, docker_pool)
+            return None
+        if not dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName"):
+            return None
+        try:
+            requeue = await self._managed_in_step(docker_pool, pool, cluster)
+        except WorkloadUnreachable as unreachable:
+            set_conditions(
+                docker_pool,
+                [false(REPLICAS_READY, "WorkloadClusterUnreachable", "Warning", str(unreachable))],
+                self.context.now(),
+            )
+            requeue = self.timing.requeue(5)
+        set_conditions(docker_pool, [summary(docker_pool, [REPLICAS_READY])], self.context.now())
+        docker_pool["status"]["observedGeneration"] = dig(docker_pool, "metadata", "generation")
+        await self.write(current, docker_pool)
+        return requeue
+
+    async def _managed_in_step(self, docker_pool: Obj, pool: Obj, cluster: Obj) -> float | None:
+        """The managed pool's Nodes in step with the MachinePool: the Docker replacement rule, on Nodes."""
+        workload = await self.managed.client(self.manager.client, cluster)
+        replicas = int(dig(pool, "spec", "replicas") if dig(pool, "spec", "replicas") is not None else 1)
+        version = dig(pool, "spec", "template", "spec", "version")
+        wanted = image_for(version, (dig(docker_pool, "spec", "template") or {}).get("customImage"))
+        nodes = await pool_nodes(workload, docker_pool)
+        matching = [n for n in nodes if image_of(n) == wanted]
+        missing = max(replicas - len(matching), 0)
+        if self.context.pool_max_surge is not None:
+            missing = min(missing, max(replicas + self.context.pool_max_surge - len(nodes), 0))
+        for _ in range(missing):
+            name = f"{name_of(docker_pool)}-{self.context.lower_alphanumeric(6)}"
+            node = await register_node(
+                workload, docker_pool, name, wanted, kubelet_version(wanted, version), self.context.now()
+            )
+            nodes.append(node)
+            matching.append(node)
+        surplus = len(nodes) - replicas
+        # matching Nodes are Ready as soon as they exist: the outdated ones go first, then the newest extras
+        for node in [n for n in nodes if image_of(n) != wanted] + sorted(matching, key=name_of, reverse=True):
+            if surplus <= 0 or (image_of(node) == wanted and len(matching) <= replicas):
+                break
+            await remove_node(workload, node)
+            nodes.remove(node)
+            if node in matching:
+                matching.remove(node)
+            surplus -= 1
+        docker_pool["spec"]["providerIDList"] = [str(dig(n, "spec", "providerID")) for n in sorted(nodes, key=name_of)]
+        if not docker_pool["spec"].get("providerID"):
+            docker_pool["spec"]["providerID"] = f"docker:////{name_of(cluster)}-dmp-{name_of(docker_pool)}"
+        status = docker_pool.setdefault("status", {})
+        status["replicas"] = len(nodes)
+        now = self.context.now()
+        if len(nodes) == replicas and len(matching) == replicas:
+            status["ready"] = True
+            set_conditions(docker_pool, [true(REPLICAS_READY)], now)
+            return None
+        status["ready"] = False
+        set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
+        return self.timing.requeue(1)
+
+    async def _delete_managed(self, current: Obj, docker_pool: Obj, cluster: Obj) -> float | None:
+        """Deregister the pool's Nodes; a workload cluster that is gone (its Cluster being deleted) took them."""
+        try:
+            workload = await self.managed.client(self.manager.client, cluster)
+            for node in await pool_nodes(workload, docker_pool):
+                await remove_node(workload, node)
+        except WorkloadUnreachable:
+            if not deleting(cluster):
+                return self.timing.requeue(5)
+        await self.release(current, json_copy(current), FINALIZER)
+        return None
 
     async def _wait_visible(self, created: list[Obj]) -> None:
         """Wait (briefly) until the new instances are in the cache, so the next reconcile does not make more."""
