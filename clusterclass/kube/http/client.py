@@ -235,10 +235,24 @@ class HttpClient:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    async def create(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:
+    async def create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        declared_content_type: str = "application/json",
+    ) -> Obj:
+        """Create ``obj``, sent as JSON. ``declared_content_type`` is the Content-Type it is sent under: JSON, but
+        for servers that route a create by the protobuf type alone and decode by sniffing the body (upstream's
+        in-memory workload API server, which only client-go's protobuf-speaking clients ever wrote to)."""
         resource, namespace, _ = await self._target(obj, need_name=False)
         return await self._send_json(
-            "POST", _collection_path(resource, namespace), obj, query=_write_query(dry_run, field_manager)
+            "POST",
+            _collection_path(resource, namespace),
+            obj,
+            query=_write_query(dry_run, field_manager),
+            content_type=declared_content_type,
         )
 
     async def update(self, obj: Obj, *, dry_run: bool = False, field_manager: str | None = None) -> Obj:

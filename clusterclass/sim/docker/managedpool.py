@@ -45,6 +45,9 @@ LABEL_POOL_UID = "docker.sim.clusterclass.dev/machine-pool-uid"
 KUBECONFIG_SUFFIX, KUBECONFIG_KEY = "-kubeconfig", "value"
 #: how long one request to a workload cluster may take
 REQUEST_TIMEOUT = 10.0
+#: upstream's in-memory workload API server routes a create only when it is declared protobuf (what kubelets and
+#: client-go send), then decodes whatever the body is; a JSON create it answers 415, and gets again so declared
+UNSUPPORTED_MEDIA_TYPE, PROTOBUF = 415, "application/vnd.kubernetes.protobuf"
 
 
 class WorkloadUnreachable(Exception):
@@ -128,7 +131,12 @@ async def register_node(workload: HttpClient, docker_pool: Obj, name: str, image
         "status": status,
     }
     try:
-        created = await workload.create(node)
+        try:
+            created = await workload.create(node)
+        except ApiError as refused:
+            if refused.code != UNSUPPORTED_MEDIA_TYPE:
+                raise
+            created = await workload.create(node, declared_content_type=PROTOBUF)
         if not dig(created, "status", "conditions"):
             created["status"] = status
             created = await workload.update_status(created)
