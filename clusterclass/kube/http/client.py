@@ -31,6 +31,7 @@ exec plugin's token expired, a token file rotated) is retried once with them.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import logging
 import os
@@ -225,8 +226,8 @@ class HttpClient:
         async with self._open("GET", path, query=query, idempotent=True, timeout=timeout) as response:
             url = str(response.url)
             try:
-                async for line in _lines(response.content):
-                    yield _watch_event(line, api_version, kind, url)
+                async for event in _json_objects(response.content, url):
+                    yield _watch_event(event, api_version, kind, url)
             except (aiohttp.ClientError, TimeoutError) as err:
                 raise _transport_error("GET", url, "the watch stream broke", err) from err
             finally:
@@ -329,8 +330,13 @@ class HttpClient:
             options["propagationPolicy"] = propagation_policy
         if dry_run:
             options["dryRun"] = ["All"]
-        answer = await self._send_json("DELETE", _object_path(resource, _namespace(resource, namespace), name), options)
-        return _still_there(answer)
+        path = _object_path(resource, _namespace(resource, namespace), name)
+        data = json.dumps(options, separators=(",", ":")).encode()
+        async with self._open("DELETE", path, body=data, content_type="application/json") as response:
+            answer = await _json_body(response)
+        # kube-apiserver answers the object or a Status; an empty answer (upstream's in-memory workload API server
+        # gives one) is a delete done
+        return None if answer is None else _still_there(_object_of(answer, response))
 
     # -- transport -----------------------------------------------------------------------------------
 
@@ -596,27 +602,50 @@ def _still_there(answer: Any) -> Obj | None:
     return answer if held else None
 
 
-async def _lines(stream: aiohttp.StreamReader) -> AsyncIterator[bytes]:
-    """The non-empty lines of a stream, however long (aiohttp's readline stops at 128 KiB)."""
-    buffer = bytearray()
+#: the most a watch event may take before it is refused: far above the largest object etcd stores (1.5 MiB, more
+#: as JSON), so only a stream that never completes its JSON gets there
+MAX_WATCH_EVENT = 16 * 1024 * 1024
+
+
+async def _json_objects(stream: aiohttp.StreamReader, url: str) -> AsyncIterator[Any]:
+    """The JSON objects of a watch stream, as client-go's framer reads them: one after another, whatever whitespace
+    is between and inside them. kube-apiserver writes one per line; upstream's in-memory workload API server writes
+    them indented, over many lines. Each is parsed once its closing brace has arrived; anything that does not start
+    as an object is refused at once, a stream that ends inside one at its end."""
+    decoder = json.JSONDecoder()
+    text_of = codecs.getincrementaldecoder("utf-8")()
+    pending = ""
     async for chunk in stream.iter_any():
-        buffer += chunk
-        start = 0
-        while (end := buffer.find(b"\n", start)) >= 0:
-            line = bytes(buffer[start:end])
-            start = end + 1
-            if line.strip():
-                yield line
-        del buffer[:start]
-    if bytes(buffer).strip():
-        yield bytes(buffer)
+        pending += text_of.decode(chunk)
+        if b"}" not in chunk:
+            if len(pending) > MAX_WATCH_EVENT:
+                raise ApiError.new(f"GET {url}: a watch event is not JSON (over {MAX_WATCH_EVENT} bytes unfinished)")
+            continue
+        position = 0
+        while True:
+            while position < len(pending) and pending[position].isspace():
+                position += 1
+            if position == len(pending):
+                break
+            if pending[position] != "{":
+                raise ApiError.new(f"GET {url}: a watch event is not JSON: {_snippet(pending[position:].encode())}")
+            try:
+                event, position = decoder.raw_decode(pending, position)
+            except ValueError:
+                break  # unfinished: wait for more
+            yield event
+        pending = pending[position:]
+        if len(pending) > MAX_WATCH_EVENT:
+            raise ApiError.new(f"GET {url}: a watch event is not JSON (over {MAX_WATCH_EVENT} bytes unfinished)")
+    pending += text_of.decode(b"", final=True)
+    if pending.strip():
+        try:
+            yield json.loads(pending)
+        except ValueError as err:
+            raise ApiError.new(f"GET {url}: a watch event is not JSON ({err}): {_snippet(pending.encode())}") from err
 
 
-def _watch_event(line: bytes, api_version: str, kind: str, url: str) -> WatchEvent:
-    try:
-        event = json.loads(line)
-    except ValueError as err:
-        raise ApiError.new(f"GET {url}: a watch event is not JSON ({err}): {_snippet(line)}") from err
+def _watch_event(event: Any, api_version: str, kind: str, url: str) -> WatchEvent:
     kind_of_event = event.get("type") if isinstance(event, dict) else None
     obj = event.get("object") if isinstance(event, dict) else None
     if kind_of_event == "ERROR":
@@ -629,7 +658,7 @@ def _watch_event(line: bytes, api_version: str, kind: str, url: str) -> WatchEve
             }
         )
     if kind_of_event not in WATCH_EVENT_TYPES or not isinstance(obj, dict):
-        raise ApiError.new(f"GET {url}: unexpected watch event: {_snippet(line)}")
+        raise ApiError.new(f"GET {url}: unexpected watch event: {_snippet(json.dumps(event).encode())}")
     obj.setdefault("apiVersion", api_version)
     obj.setdefault("kind", kind)
     return cast(WatchEvent, {"type": kind_of_event, "object": obj})

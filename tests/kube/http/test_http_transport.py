@@ -444,6 +444,12 @@ async def test_delete_answers(api: FakeApi, client: HttpClient, answer: dict[str
     }
 
 
+async def test_an_empty_delete_answer_is_a_delete_done(api: FakeApi, client: HttpClient) -> None:
+    """Upstream's in-memory workload API server answers a delete with nothing at all."""
+    api.on("DELETE", f"{CM_PATH}/a", web.Response(status=200))
+    assert await client.delete("v1", "ConfigMap", "a", namespace="ns") is None
+
+
 # -- watch -----------------------------------------------------------------------------------------
 
 
@@ -502,6 +508,23 @@ async def test_watch_query_events_and_long_lines(api: FakeApi, client: HttpClien
         "allowWatchBookmarks": "true",
         "timeoutSeconds": "30",
     }
+
+
+async def test_watch_events_indented_over_many_lines_and_back_to_back(api: FakeApi, client: HttpClient) -> None:
+    """A watch is a stream of JSON objects, not of lines (client-go's framer): upstream's in-memory workload API
+    server writes each event indented, and nothing has to separate two events."""
+    first = json.dumps({"type": "ADDED", "object": configmap("a")}, indent=2).encode()
+    second = json.dumps({"type": "MODIFIED", "object": configmap("b")}, indent=1).encode()
+    third = json.dumps({"type": "DELETED", "object": {"metadata": {"name": "ü-}"}}}, ensure_ascii=False).encode()
+    api.on(
+        "GET", CM_PATH, stream(first[:7], first[7:] + second[:30], second[30:] + third[:54], third[54:])
+    )  # ü split in two
+    events = await collect(client.watch("v1", "ConfigMap", namespace="ns"))
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "a"),
+        ("MODIFIED", "b"),
+        ("DELETED", "ü-}"),
+    ]
 
 
 async def test_watch_error_event_raises_its_status(api: FakeApi, client: HttpClient) -> None:
