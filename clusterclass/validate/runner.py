@@ -56,7 +56,10 @@ def validate_objects(loaded: Loaded, old: Loaded | None = None, *, gates: Gates 
 
     defaulters: dict[str, Callable[[Obj], Obj]] = {
         c.KIND_CLUSTER_CLASS: default_cluster_class,
-        c.KIND_MACHINE_POOL: lambda obj: default_machine_pool(obj, stored.get(key_of(obj))),
+        # offline there is no server: a MachinePool written in v1beta2 gets v1.14's defaults, one in v1beta1 v1.6's
+        c.KIND_MACHINE_POOL: lambda obj: default_machine_pool(
+            obj, stored.get(key_of(obj)), v1beta2_server=given.get(key_of(obj)) == "v1beta2"
+        ),
     }
     world = ObjectIndex(api_versions=contracts)
     for obj in latest.values():

@@ -302,7 +302,10 @@ class AdmissionHandlers:
         if request.operation not in ("CREATE", "UPDATE") or request.object is None:
             return allowed()
         old = request.old_object if request.operation == "UPDATE" else None
-        return patched(request.object, default_machine_pool(request.object, old))
+        # the defaults of the upstream generation whose API the management cluster serves (v1.14's with v1beta2)
+        preferred = await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL)
+        v1beta2_server = preferred != c.CLUSTER_API_VERSION
+        return patched(request.object, default_machine_pool(request.object, old, v1beta2_server=v1beta2_server))
 
     async def validate_machine_pool(self, request: AdmissionRequest) -> AdmissionResponse:
         if request.object is None:

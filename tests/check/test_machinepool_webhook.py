@@ -79,6 +79,17 @@ def test_defaulting_keeps_what_is_set() -> None:
     assert defaulted["spec"]["template"]["spec"]["infrastructureRef"]["namespace"] == "elsewhere"
 
 
+def test_on_a_v1beta2_management_cluster_the_defaults_are_upstream_v1_14s() -> None:
+    """v1.14's webhook sets a 10s node deletion timeout and no longer a zero minReadySeconds (v1.6's does)."""
+    defaulted = default_machine_pool(mp(), v1beta2_server=True)
+    assert defaulted["spec"]["template"]["spec"]["nodeDeletionTimeout"] == "10s"
+    assert "minReadySeconds" not in defaulted["spec"]
+    assert "nodeDeletionTimeout" not in default_machine_pool(mp())["spec"]["template"]["spec"]
+    kept = mp()
+    kept["spec"]["template"]["spec"]["nodeDeletionTimeout"] = "1m"
+    assert default_machine_pool(kept, v1beta2_server=True)["spec"]["template"]["spec"]["nodeDeletionTimeout"] == "1m0s"
+
+
 def test_defaulting_does_not_mutate_its_input() -> None:
     obj = mp(version="1.28.0")
     before = copy.deepcopy(obj)

@@ -1,9 +1,13 @@
 """MachinePool admission (spec §1.4, §6.5): what the MachinePool webhooks default and refuse.
 
 Defaulting (:func:`default_machine_pool`) returns a defaulted copy: the
-``cluster.x-k8s.io/cluster-name`` label, ``spec.replicas`` by the autoscaler-aware rule, a zero
-``spec.minReadySeconds``, the MachinePool's namespace on its bootstrap config and infrastructure
-refs, and a ``v`` in front of ``spec.template.spec.version``.
+``cluster.x-k8s.io/cluster-name`` label, ``spec.replicas`` by the autoscaler-aware rule, the MachinePool's
+namespace on its bootstrap config and infrastructure refs, and a ``v`` in front of
+``spec.template.spec.version``; then what the webhook of the management cluster's generation adds: upstream v1.6's
+(a management cluster serving MachinePools in v1beta1 only) a zero ``spec.minReadySeconds``, upstream v1.14's
+(one serving v1beta2) a ``nodeDeletionTimeout`` of 10s (v1beta2's ``deletion.nodeDeletionTimeoutSeconds: 10``) and
+no ``minReadySeconds``. Running beside upstream v1.14's controllers showed the difference: its MachinePools had the
+timeout and not the zero.
 
 The replica rule is upstream's for MachineDeployments since v1.6 and for MachinePools since v1.8,
 written once here (:func:`default_replicas`) for both kinds: a value already set stays; otherwise,
@@ -119,8 +123,13 @@ def _default_ref_namespace(ref: Any, namespace: str) -> None:
         ref["namespace"] = namespace
 
 
-def default_machine_pool(mp: Obj, old: Obj | None = None) -> Obj:
-    """A defaulted deep copy of MachinePool ``mp`` (``old``: the stored MachinePool on update).
+#: upstream v1.14's MachinePool webhook default (``defaultNodeDeletionTimeoutSeconds``), in the v1beta1 form
+DEFAULT_NODE_DELETION_TIMEOUT = "10s"
+
+
+def default_machine_pool(mp: Obj, old: Obj | None = None, *, v1beta2_server: bool = False) -> Obj:
+    """A defaulted deep copy of MachinePool ``mp`` (``old``: the stored MachinePool on update), as upstream v1.14's
+    webhook defaults it with ``v1beta2_server``, as v1.6's without (module doc).
 
     Never raises: parts of the wrong type are left as they are for validation to report, and
     replicas stay unset when an autoscaler annotation does not parse.
@@ -153,12 +162,14 @@ def default_machine_pool(mp: Obj, old: Obj | None = None) -> Obj:
             replicas = None  # validation reports the annotation
         if replicas is not None:
             spec["replicas"] = replicas
-    if spec.get("minReadySeconds") is None:
+    if spec.get("minReadySeconds") is None and not v1beta2_server:
         spec["minReadySeconds"] = 0
 
     template = _mapping(spec.get("template"))
     machine_spec = _mapping(template.get("spec")) if template is not None else None
     if machine_spec is not None:
+        if v1beta2_server and machine_spec.get("nodeDeletionTimeout") is None:
+            machine_spec["nodeDeletionTimeout"] = DEFAULT_NODE_DELETION_TIMEOUT
         bootstrap = _mapping(machine_spec.get("bootstrap"))
         if bootstrap is not None:
             _default_ref_namespace(bootstrap.get("configRef"), namespace)
