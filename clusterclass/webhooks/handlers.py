@@ -37,6 +37,7 @@ from clusterclass.topology.check.cluster import (
     topology_variable_errors,
     validate_cluster,
     validate_cluster_delete,
+    with_v1beta1_empty_metadata,
 )
 from clusterclass.topology.check.clusterclass import (
     default_cluster_class,
@@ -212,6 +213,8 @@ class AdmissionHandlers:
             if errors:
                 shown = user_errors(c.CLUSTER_GROUP, c.KIND_CLUSTER, request.user_version, errors)
                 return denied(invalid_status(c.KIND_CLUSTER, c.CLUSTER_GROUP, name_of(cluster), shown))
+        if await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER) == c.CLUSTER_API_VERSION:
+            defaulted = with_v1beta1_empty_metadata(defaulted)  # what v1.6's webhook answers there
         return patched(cluster, defaulted)
 
     async def validate_cluster(self, request: AdmissionRequest) -> AdmissionResponse:

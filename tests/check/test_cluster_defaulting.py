@@ -147,3 +147,29 @@ def test_a_duration_go_cannot_parse_is_left_for_validation() -> None:
     obj = cluster(machine_pools=[pool("mp1", nodeDrainTimeout="five minutes")])
     defaulted = default_cluster(obj, reader=world())
     assert defaulted["spec"]["topology"]["workers"]["machinePools"][0]["nodeDrainTimeout"] == "five minutes"
+
+
+def test_upstream_v1_6s_typed_webhook_adds_empty_metadata_to_every_topology_part() -> None:
+    """v1.6's webhook answers ``metadata: {}`` on the control plane and every worker (Go's omitempty on structs);
+    clusterclass serving Clusters on a v1beta1-only management cluster answers the same."""
+    from clusterclass.topology.check.cluster import with_v1beta1_empty_metadata
+
+    cluster = {
+        "spec": {
+            "topology": {
+                "class": "c",
+                "version": "v1.28.0",
+                "workers": {
+                    "machineDeployments": [{"class": "a", "name": "md-0"}],
+                    "machinePools": [{"class": "b", "name": "mp-0", "metadata": {"labels": {"x": "y"}}}],
+                },
+            }
+        }
+    }
+    answered = with_v1beta1_empty_metadata(cluster)
+    topology = answered["spec"]["topology"]
+    assert topology["controlPlane"] == {"metadata": {}}
+    assert topology["workers"]["machineDeployments"][0]["metadata"] == {}
+    assert topology["workers"]["machinePools"][0]["metadata"] == {"labels": {"x": "y"}}
+    assert "controlPlane" not in cluster["spec"]["topology"], "the input is not changed"
+    assert with_v1beta1_empty_metadata({"spec": {}}) == {"spec": {}}

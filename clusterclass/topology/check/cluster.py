@@ -154,6 +154,26 @@ def _worker_path(kind: WorkerKind, index: int) -> str:
     return f"{TOPOLOGY}.workers.{kind.list_key}[{index}]"
 
 
+def with_v1beta1_empty_metadata(cluster: Obj) -> Obj:
+    """``cluster`` as upstream v1.6's typed Cluster webhook answers it beyond its defaults: Go writes a struct field
+    tagged ``omitempty`` even when it is empty, so its round trip adds ``controlPlane: {metadata: {}}`` and a
+    ``metadata: {}`` on every MachineDeployment and MachinePool topology. Only a management cluster serving Clusters
+    in v1beta1 alone runs that webhook (v1.14's v1beta2 types omit empty structs); clusterclass serving it there
+    answers the same, so a Cluster stored by either reads the same. A copy; malformed parts are left alone."""
+    result: Obj = copy.deepcopy(cluster)
+    topology = dig(result, "spec", "topology")
+    if not isinstance(topology, dict):
+        return result
+    control_plane = topology.setdefault("controlPlane", {})
+    if isinstance(control_plane, dict) and control_plane.get("metadata") is None:
+        control_plane["metadata"] = {}
+    for kind in WORKER_KINDS:
+        for _, entry in worker_entries(topology, kind):
+            if entry.get("metadata") is None:
+                entry["metadata"] = {}
+    return result
+
+
 def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled = cluster_class_is_reconciled) -> Obj:
     """A defaulted deep copy of ``cluster`` (spec §6.1.1); never raises on malformed input.
 
