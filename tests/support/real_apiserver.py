@@ -141,6 +141,15 @@ START_ATTEMPTS = 3
 #: resourceVersion answers 410 Gone (the watch cache keeps its own window and would hide compaction)
 UNCACHED_RESOURCES = ("configmaps",)
 
+#: every request once, when its response is complete, without bodies: who asked (user, user agent), what (verb,
+#: resource, namespace, name) and the answer's code; watches are logged when they end
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
+    "rules": [{"level": "Metadata"}],
+}
+
 #: an etcd key outside kube-apiserver's ``/registry`` prefix, written to move etcd's revision on
 COMPACTION_KEY = b"/clusterclass-test/compaction"
 
@@ -249,13 +258,15 @@ def _dying_with_parent(argv: list[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
 
 
-class _Process:
+class Process:
     """One child in its own process group, its output in a log file."""
 
-    def __init__(self, name: str, argv: list[str], log_path: Path) -> None:
+    def __init__(
+        self, name: str, argv: list[str], log_path: Path, *, env: dict[str, str] | None = None, append: bool = False
+    ) -> None:
         self.name = name
         self.log_path = log_path
-        self._log = log_path.open("wb")
+        self._log = log_path.open("ab" if append else "wb")
         try:
             self.popen = subprocess.Popen(
                 _dying_with_parent(argv),
@@ -263,6 +274,7 @@ class _Process:
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=env,
             )
         except OSError as error:
             self._log.close()
@@ -303,9 +315,21 @@ class RealApiServer:
     """
 
     def __init__(
-        self, binaries: Binaries | None = None, *, authorization_modes: str = "RBAC", controller_manager: bool = False
+        self,
+        binaries: Binaries | None = None,
+        *,
+        authorization_modes: str = "RBAC",
+        controller_manager: bool = False,
+        bundled_crds: bool = True,
+        audit: bool = False,
     ) -> None:
         self.binaries = binaries or find_binaries()
+        #: whether :meth:`start` installs the package's Cluster API CRDs (off for a test installing another set, such
+        #: as an upstream release's own)
+        self.bundled_crds = bundled_crds
+        #: whether every request is written to :attr:`audit_log` (kube-apiserver's audit log, JSON lines at the
+        #: ``Metadata`` level: verb, resource, user, user agent, response code)
+        self.audit = audit
         #: ``--authorization-mode`` (envtest's RBAC; ``Node,RBAC`` as a real control plane runs it)
         self.authorization_modes = authorization_modes
         #: whether kube-controller-manager runs too (its garbage collector and namespace controller)
@@ -313,7 +337,7 @@ class RealApiServer:
         if controller_manager:
             require_controller_manager(self.binaries)
         self._tmp: Path | None = None
-        self._processes: list[_Process] = []
+        self._processes: list[Process] = []
         self._ssl: ssl.SSLContext | None = None
         self.port = 0
         self.etcd_port = 0
@@ -332,6 +356,11 @@ class RealApiServer:
         return f"http://127.0.0.1:{self.etcd_port}"
 
     @property
+    def audit_log(self) -> Path:
+        """kube-apiserver's audit log (with ``audit=True``): one JSON event per request, when it completed."""
+        return self.workdir / "audit.log"
+
+    @property
     def workdir(self) -> Path:
         """The temporary directory with certificates, the kubeconfig, etcd's data and both logs."""
         assert self._tmp is not None, "not started"
@@ -344,7 +373,8 @@ class RealApiServer:
             self._start_processes()
             self._wait_for_default_namespace()
             self.conversion_webhook = ConversionWebhook.start()
-            self.install_crds([self.conversion_webhook.installed(crd) for crd in load_bundled_crds()])
+            if self.bundled_crds:
+                self.install_crds([self.conversion_webhook.installed(crd) for crd in load_bundled_crds()])
             if self.controller_manager:
                 self._start_controller_manager()
         except BaseException:
@@ -389,7 +419,7 @@ class RealApiServer:
 
     def _start_etcd(self, workdir: Path, peer_port: int) -> None:
         peer = f"http://127.0.0.1:{peer_port}"
-        process = _Process(
+        process = Process(
             "etcd",
             [
                 str(self.binaries.etcd),
@@ -449,7 +479,17 @@ class RealApiServer:
             f"--service-account-signing-key-file={certs['sa-signer.key']}",
             "--watch-cache-sizes=" + ",".join(f"{resource}#0" for resource in UNCACHED_RESOURCES),
         ]
-        process = _Process("kube-apiserver", args, workdir / "kube-apiserver.log")
+        if self.audit:
+            policy = workdir / "audit-policy.yaml"
+            policy.write_text(json.dumps(AUDIT_POLICY))
+            args += [
+                f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.audit_log}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+                "--audit-log-maxsize=0",
+            ]
+        process = Process("kube-apiserver", args, workdir / "kube-apiserver.log")
         self._processes.append(process)
         self._ssl = client_ssl_context(admin)
         self._wait(process, lambda: self.request("GET", "/readyz")[0] == 200, "kube-apiserver /readyz")
@@ -462,7 +502,7 @@ class RealApiServer:
         when its ``/healthz`` answers (an always-allowed path, so no delegated authentication is needed).
         """
         port = free_port()
-        process = _Process(
+        process = Process(
             "kube-controller-manager",
             [
                 str(require_controller_manager(self.binaries)),
@@ -488,7 +528,7 @@ class RealApiServer:
 
         self._wait(process, healthy, "kube-controller-manager /healthz")
 
-    def _wait(self, process: _Process, ready: Callable[[], bool], what: str, timeout: float = START_TIMEOUT) -> None:
+    def _wait(self, process: Process, ready: Callable[[], bool], what: str, timeout: float = START_TIMEOUT) -> None:
         """Poll ``ready`` until it holds; :class:`StartError` with the log's tail when the process dies or times out."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -1,0 +1,96 @@
+"""kube-apiserver's audit log (``RealApiServer(audit=True)``), read back as who asked what.
+
+Each line is one request, logged when its response completed (watches when they end), at the ``Metadata`` level:
+verb, resource, namespace, name, the user and the client's User-Agent, the response code. Clients are told apart
+by their User-Agent's product (the text before the first ``/``: ``clusterclass``, ``capi-controller-manager``,
+``kubeadm-control-plane-manager``, ...), as kube-apiserver's own metrics do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: verbs that change something
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+@dataclass(frozen=True)
+class Request:
+    verb: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    agent: str
+    code: int
+    uri: str
+
+    @property
+    def is_write(self) -> bool:
+        """A request that changes an object (a dry run changes nothing)."""
+        return self.verb in WRITES and "dryRun=" not in self.uri
+
+    @property
+    def what(self) -> str:
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
+
+def product(user_agent: str) -> str:
+    """``capi-controller-manager/v1.14.0 (linux/amd64) ...`` → ``capi-controller-manager``."""
+    return user_agent.split("/", 1)[0].strip()
+
+
+def _request(event: dict[str, Any]) -> Request:
+    ref = event.get("objectRef") or {}
+    return Request(
+        verb=str(event.get("verb") or ""),
+        resource=str(ref.get("resource") or ""),
+        subresource=str(ref.get("subresource") or ""),
+        namespace=str(ref.get("namespace") or ""),
+        name=str(ref.get("name") or ""),
+        agent=product(str(event.get("userAgent") or "")),
+        code=int((event.get("responseStatus") or {}).get("code") or 0),
+        uri=str(event.get("requestURI") or ""),
+    )
+
+
+class AuditLog:
+    """An audit log file, read from where the last :meth:`mark` left it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def mark(self) -> None:
+        """Forget everything logged so far: later reads start here."""
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def requests(self) -> Iterator[Request]:
+        """Every request logged since the last :meth:`mark` (complete lines only)."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            for line in log:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("stage") == "ResponseComplete":
+                    yield _request(event)
+
+
+def by_agent(requests: Iterable[Request], agent: str) -> list[Request]:
+    return [r for r in requests if r.agent == agent]
+
+
+def tally(requests: Iterable[Request]) -> Counter[str]:
+    """``verb resource`` → how many."""
+    return Counter(f"{r.verb} {r.what}" for r in requests)
