@@ -265,8 +265,10 @@ class ClusterClassController:
         reconciled: bool,
     ) -> None:
         status: Obj = {}
-        if variables != dig(cluster_class, "status", "variables") and variables is not None:
-            status["variables"] = variables
+        # none is no list at all, as upstream's omitempty writes it (and as the server hands it back: an empty list
+        # written would differ from what is read at every reconcile)
+        if variables != (dig(cluster_class, "status", "variables") or []) and variables is not None:
+            status["variables"] = variables or None
         now = rfc3339(datetime.now(UTC))
         updated = with_conditions(conditions_of(cluster_class), conditions, now)
         if updated is not None:
