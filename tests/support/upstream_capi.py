@@ -616,20 +616,22 @@ def docker_pool_crds(release: Release, api: RealApiServer) -> list[Obj]:
     """The CRDs :class:`SimulatedMachinePools` needs that ``release``'s providers do not install.
 
     At v1.14 the in-memory provider is CAPD's binary, with every Docker CRD (served in v1beta1 and v1beta2, its own
-    conversion webhook). At v1.6 there are none: clusterclass's bundled ones, as a management cluster running
-    clusterclass's simulated providers has them (v1beta1 and v1beta2, converted by ``api``'s conversion webhook);
-    upstream v1.6's controllers read them in v1beta1, their contract label's version.
+    conversion webhook). At v1.6 there are none: clusterclass's bundled ones (v1beta1 and v1beta2, converted by
+    ``api``'s conversion webhook) with only the contract label a provider of v1.6's time carries
+    (``cluster.x-k8s.io/v1beta1: v1beta1``), so that both topology controllers write them in v1beta1.
     """
     if release.minor >= 11:
         return []
     webhook = api.conversion_webhook
     if webhook is None:
         raise StartError("the kube-apiserver is not started: no conversion webhook for the Docker CRDs")
-    return [
-        webhook.installed(crd)
-        for crd in load_bundled_crds()
-        if crd["metadata"]["name"].split(".")[0] in _DOCKER_POOL_CRDS
-    ]
+    crds = []
+    for crd in load_bundled_crds():
+        if crd["metadata"]["name"].split(".")[0] in _DOCKER_POOL_CRDS:
+            crd = copy.deepcopy(crd)
+            crd["metadata"]["labels"] = {"cluster.x-k8s.io/v1beta1": "v1beta1"}
+            crds.append(webhook.installed(crd))
+    return crds
 
 
 #: the User-Agent product of :class:`SimulatedMachinePools`
