@@ -234,8 +234,9 @@ def ms(value: float | None) -> str:
 
 def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
     lines = [
-        f"Upstream Cluster API {release} managers, in-memory provider; each Cluster 1 control-plane Machine + 1 "
-        "MachineDeployment. upstream = its topology controller in capi-controller-manager; clusterclass = "
+        f"Upstream Cluster API {release} managers, in-memory provider; each Cluster 1 control-plane Machine, 1 "
+        "MachineDeployment and 1 MachinePool. upstream = its topology controller in capi-controller-manager; "
+        "clusterclass = "
         "`clusterclass run`. Requests and CPU of upstream's topology controller are its core manager's minus "
         "the same manager's in the clusterclass run (module doc of `bench/upstream.py`).",
         "",
