@@ -37,7 +37,7 @@ from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.kube.client import Client
 from clusterclass.kube.http import HttpClient
-from clusterclass.kube.http.kubeconfig import parse_kubeconfig
+from clusterclass.kube.http.kubeconfig import Config, parse_kubeconfig
 from clusterclass.kube.informer import Informer
 from clusterclass.topology.reader import NodeReadError
 from clusterclass.topology.shim import CLUSTER_SECRET_TYPE
@@ -54,6 +54,19 @@ CONNECT_TIMEOUT = 10.0
 
 def cluster_key(cluster: Obj) -> tuple[str, str]:
     return namespace_of(cluster), name_of(cluster)
+
+
+def kubeconfig_in_secret(secret: Obj) -> Config:
+    """The kubeconfig a ``<cluster>-kubeconfig`` Secret holds (key ``value``); :class:`NodeReadError` saying what
+    is wrong with it when it holds none that can be used."""
+    encoded = dig(secret, "data", KUBECONFIG_KEY)
+    if not isinstance(encoded, str):
+        raise NodeReadError(f"the kubeconfig Secret {name_of(secret)} has no {KUBECONFIG_KEY!r} key")
+    try:
+        document = yaml.load(base64.b64decode(encoded), Loader=SAFE_LOADER)
+        return parse_kubeconfig(document, path=f"secret/{namespace_of(secret)}/{name_of(secret)}")
+    except Exception as err:
+        raise NodeReadError(f"the kubeconfig in Secret {name_of(secret)} is not usable: {err}") from err
 
 
 class WorkloadClusters(Protocol):
@@ -168,15 +181,7 @@ class KubeconfigWorkloadClusters:
                 )
 
     def _connect(self, secret: Obj, version: str) -> _Connection:
-        encoded = dig(secret, "data", KUBECONFIG_KEY)
-        if not isinstance(encoded, str):
-            raise NodeReadError(f"the kubeconfig Secret {name_of(secret)} has no {KUBECONFIG_KEY!r} key")
-        try:
-            document = yaml.load(base64.b64decode(encoded), Loader=SAFE_LOADER)
-            config = parse_kubeconfig(document, path=f"secret/{namespace_of(secret)}/{name_of(secret)}")
-        except Exception as err:
-            raise NodeReadError(f"the kubeconfig in Secret {name_of(secret)} is not usable: {err}") from err
-        client = HttpClient(config, request_timeout=self.connect_timeout)
+        client = HttpClient(kubeconfig_in_secret(secret), request_timeout=self.connect_timeout)
         nodes = Informer(client, "v1", "Node", resync_period=self.resync_period)
         nodes.start()
         return _Connection(version, client, nodes)

@@ -23,26 +23,22 @@ the status is written through the status subresource.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from dataclasses import dataclass, field
 
-import yaml
-
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.controllers.workload import KUBECONFIG_SUFFIX, kubeconfig_in_secret
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import ApiError, NotFound
 from clusterclass.kube.http import HttpClient
-from clusterclass.kube.http.kubeconfig import parse_kubeconfig
 from clusterclass.sim.docker.kubelet import kubelet_of, node_status
 from clusterclass.sim.docker.machine import ANNOTATION_IMAGE
-from clusterclass.yamlio import SAFE_LOADER
+from clusterclass.topology.reader import NodeReadError
 
 #: the kind of infrastructure cluster whose workload cluster the simulation itself serves
 SIMULATED_INFRASTRUCTURE_CLUSTER = "DockerCluster"
 #: the label that ties a Node to the DockerMachinePool that made it (its uid: names can be too long for a value)
 LABEL_POOL_UID = "docker.sim.clusterclass.dev/machine-pool-uid"
-KUBECONFIG_SUFFIX, KUBECONFIG_KEY = "-kubeconfig", "value"
 #: how long one request to a workload cluster may take
 REQUEST_TIMEOUT = 10.0
 #: upstream's in-memory workload API server routes a create only when it is declared protobuf (what kubelets and
@@ -84,21 +80,15 @@ class ManagedPools:
         known = self.connections.get((namespace, name))
         if known is not None and known.secret_version == version:
             return known.client
-        encoded = dig(secret, "data", KUBECONFIG_KEY)
-        if not isinstance(encoded, str):
-            raise WorkloadUnreachable(f"Secret {namespace}/{name}{KUBECONFIG_SUFFIX} has no {KUBECONFIG_KEY!r} key")
-        document = yaml.load(base64.b64decode(encoded), Loader=SAFE_LOADER)
-        config = parse_kubeconfig(document, path=f"secret/{namespace}/{name}{KUBECONFIG_SUFFIX}")
+        try:
+            config = kubeconfig_in_secret(secret)
+        except NodeReadError as unusable:
+            raise WorkloadUnreachable(str(unusable)) from unusable
         if known is not None:
             await known.client.close()
         client = HttpClient(config, request_timeout=REQUEST_TIMEOUT, read_retries=1)
         self.connections[(namespace, name)] = _Connection(version, client)
         return client
-
-    async def forget(self, cluster: Obj) -> None:
-        known = self.connections.pop((namespace_of(cluster), name_of(cluster)), None)
-        if known is not None:
-            await known.client.close()
 
     async def close(self) -> None:
         for known in self.connections.values():
