@@ -237,19 +237,25 @@ class DockerMachinePoolController(ProviderController):
         provider_ids = [
             str(dig(m, "spec", "providerID")) for m in sorted(remaining, key=name_of) if dig(m, "spec", "providerID")
         ]
+        complete = len(provider_ids) == replicas and len(remaining) == replicas
+        return self._report(docker_pool, cluster, provider_ids, len(remaining), ready=complete, requeue=10)
+
+    def _report(
+        self, docker_pool: Obj, cluster: Obj, provider_ids: list[str], instances: int, *, ready: bool, requeue: float
+    ) -> float | None:
+        """Write the instances into the pool (``spec.providerIDList``, ``status.replicas``) and whether it is ready;
+        when it is not, look again after ``requeue`` seconds. Both kinds of pool report alike."""
         docker_pool["spec"]["providerIDList"] = provider_ids
         if not docker_pool["spec"].get("providerID"):
             docker_pool["spec"]["providerID"] = f"docker:////{name_of(cluster)}-dmp-{name_of(docker_pool)}"
-        status = docker_pool["status"]
-        status["replicas"] = len(remaining)
-        now = self.context.now()
-        if len(provider_ids) == replicas and len(remaining) == replicas:
-            status["ready"] = True
-            set_conditions(docker_pool, [true(REPLICAS_READY)], now)
+        status = docker_pool.setdefault("status", {})
+        status["replicas"] = instances
+        status["ready"] = ready
+        if ready:
+            set_conditions(docker_pool, [true(REPLICAS_READY)], self.context.now())
             return None
-        status["ready"] = False
-        set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
-        return self.timing.requeue(10)
+        set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], self.context.now())
+        return self.timing.requeue(requeue)
 
     # --- a managed pool (module doc) ----------------------------------------------------------------------------
 
@@ -301,19 +307,9 @@ class DockerMachinePoolController(ProviderController):
             if node in matching:
                 matching.remove(node)
             surplus -= 1
-        docker_pool["spec"]["providerIDList"] = [str(dig(n, "spec", "providerID")) for n in sorted(nodes, key=name_of)]
-        if not docker_pool["spec"].get("providerID"):
-            docker_pool["spec"]["providerID"] = f"docker:////{name_of(cluster)}-dmp-{name_of(docker_pool)}"
-        status = docker_pool.setdefault("status", {})
-        status["replicas"] = len(nodes)
-        now = self.context.now()
-        if len(nodes) == replicas and len(matching) == replicas:
-            status["ready"] = True
-            set_conditions(docker_pool, [true(REPLICAS_READY)], now)
-            return None
-        status["ready"] = False
-        set_conditions(docker_pool, [false(REPLICAS_READY, "WaitingForReplicasReady", "Info")], now)
-        return self.timing.requeue(1)
+        provider_ids = [str(dig(n, "spec", "providerID")) for n in sorted(nodes, key=name_of)]
+        ready = len(nodes) == replicas and len(matching) == replicas
+        return self._report(docker_pool, cluster, provider_ids, len(nodes), ready=ready, requeue=1)
 
     async def _delete_managed(self, current: Obj, docker_pool: Obj, cluster: Obj) -> float | None:
         """Deregister the pool's Nodes; a workload cluster that is gone (its Cluster being deleted) took them."""
