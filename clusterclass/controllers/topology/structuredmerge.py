@@ -180,6 +180,24 @@ def _cleaned(obj: Obj, allowed: Paths) -> Obj:
     return filter_object(cleaned, (*allowed, MANAGED_FIELDS))
 
 
+def _cluster_patch(have: Obj, want: Obj) -> Obj:
+    """The merge patch that moves Cluster ``have`` to ``want`` in what the topology owns of it (its two labels, the
+    upgrade-step annotation, the refs), both in the written version; empty when nothing differs."""
+    patch: Obj = {}
+    for key in (c.LABEL_CLUSTER_NAME, c.LABEL_TOPOLOGY_OWNED):
+        value = (dig(want, "metadata", "labels") or {}).get(key)
+        if value is not None and (dig(have, "metadata", "labels") or {}).get(key) != value:
+            patch.setdefault("metadata", {}).setdefault("labels", {})[key] = value
+    step = (dig(want, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP)
+    if (dig(have, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP) != step:
+        patch.setdefault("metadata", {}).setdefault("annotations", {})[c.ANNOTATION_UPGRADE_STEP] = step
+    for ref in ("infrastructureRef", "controlPlaneRef"):
+        value = dig(want, "spec", ref)
+        if value is not None and dig(have, "spec", ref) != value:
+            patch.setdefault("spec", {})[ref] = value
+    return patch
+
+
 # --- the answers cache ------------------------------------------------------------------------------------
 
 
@@ -311,28 +329,12 @@ class ServerSideApply:
 
     # --- the Cluster on a v1beta2 management cluster: a merge patch, as upstream v1.14 -------------------------
 
-    async def _patches_cluster(self, desired: Obj) -> bool:
-        """Whether the Cluster is written with a merge patch: where Clusters are v1beta2 (module doc)."""
+    async def _cluster_patch_version(self, desired: Obj) -> str | None:
+        """The version the Cluster is merge-patched in, where Clusters are v1beta2; None where it is applied (module
+        doc)."""
         given = str(desired.get("apiVersion") or "")
-        return await self.write_versions(given, c.KIND_CLUSTER) != given
-
-    async def _cluster_patch(self, current: Obj, desired: Obj) -> Obj:
-        """The merge patch that moves ``current`` to ``desired`` in what the topology owns of a Cluster (its two
-        labels, the upgrade-step annotation, the refs), in the written version; empty when nothing differs."""
-        have, want = await self._written(current, intent=False), await self._written(desired)
-        patch: Obj = {}
-        for key in (c.LABEL_CLUSTER_NAME, c.LABEL_TOPOLOGY_OWNED):
-            value = (dig(want, "metadata", "labels") or {}).get(key)
-            if value is not None and (dig(have, "metadata", "labels") or {}).get(key) != value:
-                patch.setdefault("metadata", {}).setdefault("labels", {})[key] = value
-        step = (dig(want, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP)
-        if (dig(have, "metadata", "annotations") or {}).get(c.ANNOTATION_UPGRADE_STEP) != step:
-            patch.setdefault("metadata", {}).setdefault("annotations", {})[c.ANNOTATION_UPGRADE_STEP] = step
-        for ref in ("infrastructureRef", "controlPlaneRef"):
-            value = dig(want, "spec", ref)
-            if value is not None and dig(have, "spec", ref) != value:
-                patch.setdefault("spec", {})[ref] = value
-        return patch
+        written = await self.write_versions(given, c.KIND_CLUSTER)
+        return written if written != given else None
 
     # --- every object ------------------------------------------------------------------------------------------
 
@@ -341,14 +343,11 @@ class ServerSideApply:
     ) -> Obj:
         """Apply the intent of ``desired`` (creating the object when ``current`` is None); the object as stored."""
         self.counts.applies += 1
-        if cluster and current is not None and await self._patches_cluster(desired):
-            written_version = await self.write_versions(str(desired.get("apiVersion") or ""), c.KIND_CLUSTER)
+        version = await self._cluster_patch_version(desired) if cluster and current is not None else None
+        if current is not None and version is not None:
+            patch = _cluster_patch(await self._written(current, intent=False), await self._written(desired))
             patched = await self.client.patch(
-                written_version,
-                c.KIND_CLUSTER,
-                name_of(current),
-                await self._cluster_patch(current, desired),
-                namespace=namespace_of(current),
+                version, c.KIND_CLUSTER, name_of(current), patch, namespace=namespace_of(current)
             )
             return self._back(patched, str(desired.get("apiVersion") or ""))
         intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
@@ -358,9 +357,10 @@ class ServerSideApply:
     async def diff(self, current: Obj, desired: Obj, *, ignore: Paths = (), cluster: bool = False) -> DiffResult:
         """Whether applying the intent of ``desired`` would change ``current`` (module doc)."""
         given = str(desired.get("apiVersion") or "")
-        if cluster and await self._patches_cluster(desired):
-            patch = await self._cluster_patch(current, desired)
-            after = self._back(merge_patch(await self._written(current, intent=False), patch), given)
+        if cluster and await self._cluster_patch_version(desired) is not None:
+            have = await self._written(current, intent=False)
+            patch = _cluster_patch(have, await self._written(desired))
+            after = self._back(merge_patch(have, patch), given)
             return DiffResult(after=after, has_changes=bool(patch), has_spec_changes="spec" in patch)
         current = await self._written(current, intent=False)
         allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
