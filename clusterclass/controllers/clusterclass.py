@@ -275,9 +275,7 @@ class ClusterClassController:
             status["conditions"] = updated
         generation = dig(cluster_class, "metadata", "generation")
         updated_current = with_meta_conditions(meta_conditions_of(cluster_class), current, now, generation)
-        served_in_v1beta2 = (
-            await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER_CLASS) != c.CLUSTER_API_VERSION
-        )
+        served_in_v1beta2 = await self.manager.serves_v1beta2(c.KIND_CLUSTER_CLASS)
         # a ClusterClass whose CRD has no status.v1beta2 (served only in v1beta1, before v1.9) would have it pruned
         # and written again at every reconcile
         if updated_current is not None and (served_in_v1beta2 or "v1beta2" in (cluster_class.get("status") or {})):

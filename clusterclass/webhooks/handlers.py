@@ -213,7 +213,7 @@ class AdmissionHandlers:
             if errors:
                 shown = user_errors(c.CLUSTER_GROUP, c.KIND_CLUSTER, request.user_version, errors)
                 return denied(invalid_status(c.KIND_CLUSTER, c.CLUSTER_GROUP, name_of(cluster), shown))
-        if await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_CLUSTER) == c.CLUSTER_API_VERSION:
+        if not await self.manager.serves_v1beta2(c.KIND_CLUSTER):
             defaulted = with_v1beta1_empty_metadata(defaulted)  # what v1.6's webhook answers there
         return patched(cluster, defaulted)
 
@@ -306,8 +306,7 @@ class AdmissionHandlers:
             return allowed()
         old = request.old_object if request.operation == "UPDATE" else None
         # the defaults of the upstream generation whose API the management cluster serves (v1.14's with v1beta2)
-        preferred = await self.manager.preferred_version(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL)
-        v1beta2_server = preferred != c.CLUSTER_API_VERSION
+        v1beta2_server = await self.manager.serves_v1beta2(c.KIND_MACHINE_POOL)
         return patched(request.object, default_machine_pool(request.object, old, v1beta2_server=v1beta2_server))
 
     async def validate_machine_pool(self, request: AdmissionRequest) -> AdmissionResponse:

@@ -37,6 +37,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+from clusterclass.api import constants as c
 from clusterclass.api.contracts import CrdContracts, bundled_contracts
 from clusterclass.api.conversion import hub_version, spoke_version
 from clusterclass.api.objects import Obj, group_of
@@ -181,6 +182,11 @@ class Manager:
             except NotFound:
                 self._preferred[key] = ""
         return self._preferred[key] or api_version
+
+    async def serves_v1beta2(self, kind: str) -> bool:
+        """Whether the management cluster serves Cluster API core ``kind`` in v1beta2: its upstream generation is
+        v1.14's, whose webhooks and status shapes clusterclass then follows, rather than v1.6's (v1beta1 alone)."""
+        return await self.preferred_version(c.CLUSTER_API_VERSION, kind) != c.CLUSTER_API_VERSION
 
     @property
     def informers(self) -> list[Informer]:
