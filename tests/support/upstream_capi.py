@@ -184,6 +184,17 @@ def localize(
     return kept
 
 
+def local_get(port: int, path: str) -> tuple[int, str]:
+    """GET a manager's plain-HTTP health or metrics endpoint on loopback: status and body (0 when nothing answers)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return 0, ""
+
+
 @dataclass
 class ManagerProcess:
     """One upstream manager running: its process and ports."""
@@ -195,20 +206,11 @@ class ManagerProcess:
     diagnostics_port: int
     extra: tuple[str, ...] = ()
 
-    def get(self, port: int, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-        except OSError:
-            return 0, ""
-
     def ready(self) -> bool:
-        return self.get(self.health_port, "/readyz")[0] == 200
+        return local_get(self.health_port, "/readyz")[0] == 200
 
     def metrics(self) -> str:
-        return self.get(self.diagnostics_port, "/metrics")[1]
+        return local_get(self.diagnostics_port, "/metrics")[1]
 
 
 @dataclass
@@ -442,20 +444,11 @@ class OurTopologyController:
                 raise StartError(f"registering clusterclass's {configuration['kind']} answered {status}: {body}")
         return self
 
-    def _get(self, port: int, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-        except OSError:
-            return 0, ""
-
     def ready(self) -> bool:
-        return self._get(self.health_port, "/readyz")[0] == 200
+        return local_get(self.health_port, "/readyz")[0] == 200
 
     def metrics(self) -> str:
-        return self._get(self.metrics_port, "/metrics")[1]
+        return local_get(self.metrics_port, "/metrics")[1]
 
     def stop(self) -> None:
         """SIGTERM (it drains and exits), and its webhook registrations removed."""
