@@ -6,8 +6,10 @@ anywhere is enabled by default. The desired MachineHealthCheck is defaulted the 
 webhook would — upstream v1.14's: ``nodeStartupTimeout: 10m0s`` (v1beta2's ``nodeStartupTimeoutSeconds: 600``), the
 cluster-name label, every Duration in Go's form — so the stored object never differs from the desired one only
 because of defaulting. v1.14's webhook no longer defaults ``maxUnhealthy`` (``remediation.triggerIf`` in v1beta2) to
-100%, so a check that sets none has none, as upstream v1.14 writes it; v1.6's webhook, on a management cluster
-serving only v1beta1, adds it during the apply itself, so the stored object is the same there either way.
+100%, so a check that sets none has none, as upstream v1.14 writes it. Upstream v1.6 defaulted its desired check
+with its own webhook, ``maxUnhealthy: 100%`` included, so its ``capi-topology`` apply owns that field: where a check is
+written in v1beta1 (a management cluster of v1.6's generation), :func:`with_v1beta1_defaults` adds it to the intent,
+or the first apply after upstream v1.6's controller would take the field over (a write with no change to the spec).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from clusterclass.api.objects import Obj
 
 CHECK_FIELDS = ("unhealthyConditions", "maxUnhealthy", "unhealthyRange", "nodeStartupTimeout", "remediationTemplate")
 DEFAULT_NODE_STARTUP_TIMEOUT = "10m0s"
+#: upstream v1.6's webhook default (v1beta1 only: v1.14 dropped it with v1beta2's ``remediation.triggerIf``)
+V1BETA1_DEFAULT_MAX_UNHEALTHY = "100%"
 
 
 def is_zero(check: Any) -> bool:
@@ -69,3 +73,12 @@ def machine_health_check(
     }
     normalize_durations(check_object, DURATION_PATHS[c.KIND_MACHINE_HEALTH_CHECK])
     return check_object
+
+
+def with_v1beta1_defaults(check_object: Obj) -> Obj:
+    """``check_object`` (v1beta1) as upstream v1.6's webhook defaults it beyond v1.14's: ``maxUnhealthy: 100%`` when
+    unset (module doc). A copy when anything is added."""
+    spec = check_object.get("spec")
+    if not isinstance(spec, dict) or spec.get("maxUnhealthy") is not None:
+        return check_object
+    return {**check_object, "spec": {**spec, "maxUnhealthy": V1BETA1_DEFAULT_MAX_UNHEALTHY}}

@@ -265,3 +265,52 @@ async def test_a_v1beta2_cluster_is_merge_patched_with_what_differs_and_nothing_
     done = await ssa.apply(desired, current=patched, cluster=True)
     assert "topology.internal.cluster.x-k8s.io/upgrade-step" not in (done["metadata"].get("annotations") or {})
     assert dig(done, "spec", "topology") == dig(cluster, "spec", "topology")  # the user's fields untouched
+
+
+class _RecordingClient:
+    """Answers applies with what it was sent; records every intent."""
+
+    def __init__(self) -> None:
+        self.applied: list[Obj] = []
+
+    async def apply(self, obj: Obj, **_: object) -> Obj:
+        self.applied.append(copy.deepcopy(obj))
+        return copy.deepcopy(obj)
+
+
+HEALTH_CHECK: Obj = {
+    "apiVersion": "cluster.x-k8s.io/v1beta1",
+    "kind": "MachineHealthCheck",
+    "metadata": {"name": "c1-md-0", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "c1"}},
+    "spec": {
+        "clusterName": "c1",
+        "selector": {"matchLabels": {"a": "b"}},
+        "nodeStartupTimeout": "10m0s",
+        "unhealthyConditions": [{"type": "Ready", "status": "False", "timeout": "5m0s"}],
+    },
+}
+
+
+async def test_a_health_check_written_in_v1beta1_carries_upstream_v16s_max_unhealthy_default() -> None:
+    """Upstream v1.6 applied its checks defaulted by its webhook, maxUnhealthy 100% included; an intent without it
+    would take the field over from that apply on the first reconcile after a handover (a write, no spec change).
+    Written in v1beta2 (v1.14's generation) the check carries no such default, as v1.14 writes it."""
+    for served, expected in (("cluster.x-k8s.io/v1beta1", "100%"), ("cluster.x-k8s.io/v1beta2", None)):
+        client = _RecordingClient()
+
+        async def write_versions(api_version: str, kind: str, served: str = served) -> str:
+            return served
+
+        ssa = ServerSideApply(client, write_versions=write_versions)  # type: ignore[arg-type]
+        await ssa.apply(HEALTH_CHECK)
+        (sent,) = client.applied
+        assert sent["apiVersion"] == served
+        if expected is None:
+            assert "maxUnhealthy" not in sent["spec"] and "remediation" not in sent["spec"]
+        else:
+            assert sent["spec"]["maxUnhealthy"] == expected
+    set_by_user = copy.deepcopy(HEALTH_CHECK)
+    set_by_user["spec"]["maxUnhealthy"] = 2
+    client = _RecordingClient()
+    await ServerSideApply(client).apply(set_by_user)  # type: ignore[arg-type]
+    assert client.applied[0]["spec"]["maxUnhealthy"] == 2

@@ -56,6 +56,7 @@ from clusterclass.api.merge_patch import create_merge_patch, merge_patch
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
 from clusterclass.kube.client import Client
 from clusterclass.kube.workqueue import Clock, RealClock
+from clusterclass.topology import health
 from clusterclass.topology.changes import remove_path
 from clusterclass.topology.reconcile import DiffResult, Path, Paths
 
@@ -319,6 +320,8 @@ class ServerSideApply:
         if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
             return obj
         wanted = await self.write_versions(api_version, kind)
+        if intent and kind == c.KIND_MACHINE_HEALTH_CHECK and wanted == c.CLUSTER_API_VERSION:
+            return health.with_v1beta1_defaults(obj)  # v1.6's generation owns maxUnhealthy (topology.health doc)
         return obj if wanted == api_version else convert(obj, wanted, api_versions=self.api_versions)
 
     def _back(self, answer: Obj, api_version: str) -> Obj:
