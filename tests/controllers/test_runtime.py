@@ -208,3 +208,29 @@ def test_log_lines_carry_the_controller_the_key_and_a_reconcile_id() -> None:
     )
     document = json.loads(JsonFormatter().format(record))
     assert document["msg"] == "created MachinePool/p" and document["key"] == "ns/c1" and document["level"] == "info"
+
+
+@pytest.mark.parametrize("backend", ["memory"], indirect=True)  # edits a CRD: a store of its own
+async def test_a_provider_kind_is_written_in_the_version_its_crds_contract_labels_name(backend: Client) -> None:
+    """A DockerMachinePool CRD serving v1beta1 and v1beta2 but labelled for the v1beta1 contract only (a provider of
+    upstream v1.6's generation) is written in v1beta1, as upstream v1.6 wrote it; with the v1beta2 contract label, in
+    v1beta2. Cluster API's own kinds go by what is served."""
+    crds = "apiextensions.k8s.io/v1"
+    name = "dockermachinepools.infrastructure.cluster.x-k8s.io"
+    infrastructure = "infrastructure.cluster.x-k8s.io/v1beta1"
+    crd = await backend.get(crds, "CustomResourceDefinition", name)
+    assert crd["metadata"]["labels"].get("cluster.x-k8s.io/v1beta2") == "v1beta2"
+    async with Manager(backend) as manager:
+        await manager.informer(crds, "CustomResourceDefinition")
+        assert await manager.preferred_version(infrastructure, "DockerMachinePool") == (
+            "infrastructure.cluster.x-k8s.io/v1beta2"
+        )
+    labels = {k: v for k, v in crd["metadata"]["labels"].items() if k != "cluster.x-k8s.io/v1beta2"}
+    await backend.update({**crd, "metadata": {**crd["metadata"], "labels": labels}})
+    async with Manager(backend) as manager:
+        await manager.informer(crds, "CustomResourceDefinition")
+        assert await manager.preferred_version(infrastructure, "DockerMachinePool") == infrastructure
+        assert await manager.preferred_version(infrastructure, "DockerCluster") == (
+            "infrastructure.cluster.x-k8s.io/v1beta2"
+        )
+        assert await manager.preferred_version("cluster.x-k8s.io/v1beta1", "MachinePool") == "cluster.x-k8s.io/v1beta2"

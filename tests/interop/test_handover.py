@@ -83,17 +83,7 @@ async def wait_for_reconciles(stack: Stack, metrics: Callable[[], str], count: i
     await asyncio.sleep(QUIET)
 
 
-#: not done: on v1.6.8, clusterclass's first reconcile after the takeover force-applies each MachineHealthCheck that
-#: upstream v1.6's topology controller wrote: no spec, label or annotation changes, but a write, and why the two dry
-#: runs that decide an apply differ is not confirmed yet (likely the managed fields: our desired check carries v1.14's
-#: webhook default nodeStartupTimeout, which upstream v1.6's apply did not set). v1.14.0 hands over with no write.
-V16_MHC_REAPPLY = pytest.mark.xfail(
-    reason="v1.6.8: clusterclass re-applies the MachineHealthChecks upstream v1.6 wrote (no spec change)",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize("version", [pytest.param(v, marks=V16_MHC_REAPPLY) if v == "v1.6.8" else v for v in RELEASES])
+@pytest.mark.parametrize("version", RELEASES)
 async def test_upstream_to_clusterclass_and_back_writes_nothing(
     version: str, controller_manager_binaries: Binaries, tmp_path: Path
 ) -> None:

@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from clusterclass.api import constants as c
 from clusterclass.api.contracts import CrdContracts, bundled_contracts
-from clusterclass.api.conversion import hub_version, spoke_version
+from clusterclass.api.conversion import ConversionError, hub_version, spoke_version
 from clusterclass.api.objects import Obj, group_of
 from clusterclass.controllers.runtime.controller import Controller
 from clusterclass.controllers.runtime.events import EventRecorder
@@ -84,7 +84,8 @@ class Manager:
         self.resync_period = resync_period
         self.clock: Clock = clock or RealClock()
         self.watch_timeout = watch_timeout
-        self.reader = CacheReader(api_versions=_CachedCrds(self))
+        self._crds = _CachedCrds(self)
+        self.reader = CacheReader(api_versions=self._crds)
         #: the version a convertible kind is cached in (group, kind → version); None: its spoke version if served
         self.cache_version: Callable[[str, str], str | None] = lambda _group, _kind: None
         self._preferred: dict[tuple[str, str], str] = {}
@@ -169,19 +170,39 @@ class Manager:
 
     async def preferred_version(self, api_version: str, kind: str) -> str:
         """The version to talk to the server in about ``kind``: its hub version (v1beta2) when the conversions
-        know it and the server serves it, else ``api_version`` (a management cluster with older CRDs)."""
+        know it and the server serves it, else ``api_version`` (a management cluster with older CRDs).
+
+        A provider's kind (any group but Cluster API's core) is written no newer than the version its CRD's
+        contract labels name (upstream's ``contract.GetAPIVersion``): on a management cluster whose providers
+        implement the v1beta1 contract (upstream v1.6's generation) a provider object is written in v1beta1 even
+        where its CRD serves v1beta2 too, as upstream v1.6's controller wrote it (a v1beta2 write would take every
+        field's ownership over to another version, a write with no change, at the first reconcile after a
+        handover)."""
         group = group_of(api_version)
         hub = hub_version(group, kind)
         if hub is None or api_version == f"{group}/{hub}":
             return api_version
         key = (group, kind)
         if key not in self._preferred:
+            if group != c.CLUSTER_GROUP:
+                contract_version = self._contract_version(group, kind)
+                if contract_version is not None and contract_version != f"{group}/{hub}":
+                    if self._crds.from_cluster:
+                        self._preferred[key] = ""  # decided by the management cluster's own CRD: remembered
+                    return api_version
             try:
                 await self.client.resource(f"{group}/{hub}", kind)
                 self._preferred[key] = f"{group}/{hub}"
             except NotFound:
                 self._preferred[key] = ""
         return self._preferred[key] or api_version
+
+    def _contract_version(self, group: str, kind: str) -> str | None:
+        """The version the kind's CRD names for the newest contract it implements, or None when no CRD says."""
+        try:
+            return self._crds.api_version(group, kind)
+        except ConversionError:
+            return None
 
     async def serves_v1beta2(self, kind: str) -> bool:
         """Whether the management cluster serves Cluster API core ``kind`` in v1beta2: its upstream generation is
@@ -301,6 +322,14 @@ class _CachedCrds:
     def __init__(self, manager: Manager) -> None:
         self._manager = manager
         self._bundled = bundled_contracts()
+
+    @property
+    def from_cluster(self) -> bool:
+        """Whether answers come from the management cluster's CRDs (a CRD informer has synced)."""
+        return any(
+            informer.has_synced
+            for informer in self._manager.reader.informers_of(f"{self.CRD_GROUP}/v1", "CustomResourceDefinition")
+        )
 
     def api_version(self, group: str, kind: str) -> str:
         for informer in self._manager.reader.informers_of(f"{self.CRD_GROUP}/v1", "CustomResourceDefinition"):
