@@ -7,6 +7,7 @@ change detection against each backend, including an ownership change nobody else
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from controller_support import Env, eventually, example_class, example_cluster
 
@@ -147,12 +148,56 @@ def test_no_change_answers_expire() -> None:
     cache = AnswerCache(ttl=600, clock=clock)
     current = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "namespace": "n", "resourceVersion": "3"}}
     key = request_id(current, {"spec": {"a": 1}})
-    assert key.startswith("v1, Kind=X.n/x.3.") and key != request_id(current, {"spec": {"a": 2}})
+    assert key.startswith("v1, Kind=X.n/x.rv3.") and key != request_id(current, {"spec": {"a": 2}})
     cache.add(key)
     clock.advance(599)
     assert key in cache
     clock.advance(2)
     assert key not in cache
+
+
+def test_an_answer_outlives_status_writes_but_not_what_the_dry_runs_read() -> None:
+    """Upstream keys its answers on the resourceVersion, so each provider status write costs two dry runs again; ours
+    on what the answer depends on: a status write (new resourceVersion, same generation) or another manager's entry
+    keeps it; a spec change (generation), a label, an annotation, an ownerReference, the uid or our own entry do not."""
+    ours = {"manager": "capi-topology", "operation": "Apply", "apiVersion": "v1", "fieldsV1": {"f:spec": {}}}
+    status = {"manager": "provider", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}
+    current: Obj = {
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+        "kind": "DockerMachinePool",
+        "metadata": {
+            "name": "p",
+            "namespace": "n",
+            "uid": "u1",
+            "generation": 2,
+            "resourceVersion": "10",
+            "labels": {"a": "b"},
+            "managedFields": [{**ours, "time": "2026-12-06T00:00:00Z"}, status],
+        },
+        "spec": {"x": 1},
+        "status": {"ready": False},
+    }
+    intent = {"spec": {"x": 1}}
+    key = request_id(current, intent)
+
+    def changed(**metadata: Any) -> Obj:
+        return {**current, "metadata": {**current["metadata"], **metadata}}
+
+    status_written = {
+        **changed(resourceVersion="11", managedFields=[{**ours, "time": "2026-12-06T00:01:00Z"}, status]),
+        "status": {"ready": True},
+    }
+    assert request_id(status_written, intent) == key
+    assert request_id(changed(managedFields=[ours]), intent) == key  # another manager's entry is not read
+    for different in (
+        changed(generation=3),
+        changed(labels={"a": "c"}),
+        changed(annotations={"k": "v"}),
+        changed(ownerReferences=[{"kind": "MachinePool", "name": "p", "uid": "u0"}]),
+        changed(uid="u2"),
+        changed(managedFields=[{**ours, "fieldsV1": {"f:spec": {"f:x": {}}}}, status]),
+    ):
+        assert request_id(different, intent) != key
 
 
 def test_filtering_keeps_label_keys_with_dots_whole() -> None:

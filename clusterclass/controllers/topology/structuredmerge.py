@@ -10,9 +10,14 @@ removed, and maps their removal leaves empty pruned. An update carries the curre
 object deleted and created again under the same name fails instead of writing to the wrong object.
 
 **Change detection** (:meth:`ServerSideApply.diff`), without writing: a request id made of the object's
-group, version, kind, namespace, name, *current resourceVersion* and a hash of the intent is looked up in
-a cache of answers that were "no change" (10 minutes); a hit costs no request at all, so a converged
-Cluster is reconciled with zero requests. On a miss, two server-side-apply dry runs: the intent, and the
+group, version, kind, namespace, name, *the state of the current object the answer depends on* and a hash of the
+intent is looked up in a cache of answers that were "no change" (10 minutes); a hit costs no request at all, so a
+converged Cluster is reconciled with zero requests. Upstream keys its cache on the current resourceVersion, so every
+status write a provider makes (a MachinePool's replicas, a KubeadmConfig's conditions) costs it two dry runs again;
+the answer depends only on what the dry runs read — the uid, ``metadata.generation`` (which a custom resource bumps
+on every change but to metadata and status), the labels, annotations and ownerReferences, and our own ``Apply``
+entry of the managed fields — so that is the key here (the resourceVersion where an object has no generation), and
+a status write costs nothing. On a miss, two server-side-apply dry runs, sent together: the intent, and the
 current object filtered to the same paths (so both sides get the server's latest defaulting), both with
 the ``topology.cluster.x-k8s.io/dry-run`` annotation that tells provider webhooks to skip immutability
 checks. Of each answer the annotation, ``cluster.x-k8s.io/conversion-data`` and every managedFields entry
@@ -42,6 +47,7 @@ from rewriting an object moved over from upstream's controller: the answers are 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable
@@ -160,6 +166,13 @@ def _without_fields_v1_annotations(fields: Any) -> Any:
     return fields
 
 
+def _is_our_apply(entry: Obj) -> bool:
+    """Whether a managedFields entry is the topology's own apply to the object (not to a subresource)."""
+    return (
+        entry.get("manager") == TOPOLOGY_MANAGER and entry.get("operation") == "Apply" and not entry.get("subresource")
+    )
+
+
 def _cleaned(obj: Obj, allowed: Paths) -> Obj:
     """A dry run's answer, as it is compared: our own Apply ownership and the allowed paths only."""
     cleaned = json_copy(obj)
@@ -169,11 +182,7 @@ def _cleaned(obj: Obj, allowed: Paths) -> Obj:
             annotations.pop(name, None)
     entries = []
     for entry in dig(cleaned, *MANAGED_FIELDS) or []:
-        if (
-            entry.get("manager") == TOPOLOGY_MANAGER
-            and entry.get("operation") == "Apply"
-            and not entry.get("subresource")
-        ):
+        if _is_our_apply(entry):
             entry = {k: v for k, v in entry.items() if k != "time"}
             entry["fieldsV1"] = _without_fields_v1_annotations(entry.get("fieldsV1") or {})
             entries.append(entry)
@@ -240,12 +249,31 @@ class AnswerCache:
         return len(self._expiry)
 
 
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def answer_state(current: Obj) -> str:
+    """What a change-detection answer about ``current`` depends on (module doc): ``<generation>.<hash>`` of its uid,
+    labels, annotations, ownerReferences and our own Apply entry; ``rv<resourceVersion>`` without a generation."""
+    metadata = current.get("metadata") or {}
+    generation = metadata.get("generation")
+    if generation is None:
+        return f"rv{metadata.get('resourceVersion')}"
+    ours = [
+        {k: v for k, v in entry.items() if k != "time"}
+        for entry in metadata.get("managedFields") or []
+        if _is_our_apply(entry)
+    ]
+    depends = [metadata.get(k) for k in ("uid", "labels", "annotations", "ownerReferences")]
+    return f"{generation}.{_digest([depends, ours])}"
+
+
 def request_id(current: Obj, intent: Obj) -> str:
-    """``<apiVersion>, Kind=<kind>.<namespace>/<name>.<resourceVersion>.<hash of the intent>``."""
-    digest = hashlib.sha256(json.dumps(intent, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    """``<apiVersion>, Kind=<kind>.<namespace>/<name>.<answer state>.<hash of the intent>`` (module doc)."""
     return (
         f"{current.get('apiVersion')}, Kind={current.get('kind')}.{namespace_of(current)}/{name_of(current)}."
-        f"{dig(current, 'metadata', 'resourceVersion')}.{digest}"
+        f"{answer_state(current)}.{_digest(intent)}"
     )
 
 
@@ -324,6 +352,13 @@ class ServerSideApply:
             return health.with_v1beta1_defaults(obj)  # v1.6's generation owns maxUnhealthy (topology.health doc)
         return obj if wanted == api_version else convert(obj, wanted, api_versions=self.api_versions)
 
+    async def _write_version(self, obj: Obj) -> str:
+        """The version ``obj`` is written in (:meth:`_written`'s choice)."""
+        api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+        if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
+            return api_version
+        return await self.write_versions(api_version, kind)
+
     def _back(self, answer: Obj, api_version: str) -> Obj:
         """A server's answer in the version the pipeline gave (a copy when converted)."""
         if answer.get("apiVersion") == api_version:
@@ -365,20 +400,27 @@ class ServerSideApply:
             patch = _cluster_patch(have, await self._written(desired))
             after = self._back(merge_patch(have, patch), given)
             return DiffResult(after=after, has_changes=bool(patch), has_spec_changes="spec" in patch)
-        current = await self._written(current, intent=False)
-        allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
-        intent = await self._written(intent_of(desired, current=current, ignore=ignore, cluster=cluster))
-        key = request_id(current, intent)
+        # the answer is looked up before anything is converted (a hit, most reconciles, costs no conversion): the
+        # conversions are deterministic, so the objects as given and the version written decide it
+        intent = intent_of(desired, current=current, ignore=ignore, cluster=cluster)
+        key = f"{request_id(current, intent)}@{await self._write_version(intent)}"
         if key in self.cache:
             self.counts.cache_hits += 1
             return DiffResult(after=self._back(current, given), has_changes=False, has_spec_changes=False)
+        current = await self._written(current, intent=False)
+        allowed = CLUSTER_PATHS if cluster else OBJECT_PATHS
+        intent = await self._written(intent)
         self.counts.dry_runs += 2
-        modified = await self.client.apply(
-            _with_dry_run_annotation(intent), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
-        )
-        original_input = filter_object(current, allowed)
-        original = await self.client.apply(
-            _with_dry_run_annotation(original_input), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
+        modified, original = await asyncio.gather(
+            self.client.apply(
+                _with_dry_run_annotation(intent), field_manager=TOPOLOGY_MANAGER, force=True, dry_run=True
+            ),
+            self.client.apply(
+                _with_dry_run_annotation(filter_object(current, allowed)),
+                field_manager=TOPOLOGY_MANAGER,
+                force=True,
+                dry_run=True,
+            ),
         )
         original.setdefault("metadata", {})["managedFields"] = json_copy(dig(current, *MANAGED_FIELDS) or [])
         patch = create_merge_patch(_cleaned(original, allowed), _cleaned(modified, allowed))
