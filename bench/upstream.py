@@ -16,8 +16,9 @@ delays, no test extension, plus a MachinePool class) and creates N Clusters of o
 MachineDeployment of ``--workers`` Machines and one MachinePool of ``--pool-replicas`` Nodes (clusterclass's
 simulated DockerMachinePool, in this process, provisions it for both controllers), all at once (``--concurrency``
 creates in flight), then waits until every Cluster is Ready with ``TopologyReconciled`` True (v1beta2 ``Available``
-at v1.11+, v1beta1 ``Ready`` before), reading the Clusters every ``--poll`` seconds in their storage version. Then
-it stays idle for ``--idle`` seconds.
+at v1.11+, v1beta1 ``Ready`` before) and every replica of its MachineDeployment and MachinePool ready (a Cluster is
+Available before its MachinePool has its Nodes), reading the Clusters, MachineDeployments and MachinePools every
+``--poll`` seconds in their storage version. Then it stays idle for ``--idle`` seconds.
 
 Reported per N and controller:
 
@@ -131,6 +132,7 @@ class Run:
     requests: dict[str, int] = field(default_factory=dict)  # agent → count, during creation
     by_verb: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource" → count
     idle_requests: dict[str, int] = field(default_factory=dict)
+    idle_by_verb: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource" → count
     cpu_seconds: dict[str, float] = field(default_factory=dict)  # process → CPU seconds until ready
     peak_rss_mib: dict[str, float] = field(default_factory=dict)
 
@@ -140,6 +142,29 @@ def _ready(cluster: Obj, v1beta2: bool) -> bool:
     status = {c.get("type"): c.get("status") for c in conditions if isinstance(c, dict)}
     ready = status.get("Available" if v1beta2 else "Ready") == "True"
     return ready and status.get("TopologyReconciled") == "True"
+
+
+def _workers_ready(workers: list[Obj]) -> set[str]:
+    """The Clusters none of whose MachineDeployments and MachinePools (``workers``) lacks a ready replica: a
+    Cluster is Available while its MachinePool is still provisioning, and the idle window must start idle."""
+    waiting, clusters = set(), set()
+    for worker in workers:
+        cluster = (dig(worker, "metadata", "labels") or {}).get("cluster.x-k8s.io/cluster-name", "")
+        clusters.add(cluster)
+        if (dig(worker, "status", "readyReplicas") or 0) < (dig(worker, "spec", "replicas") or 0):
+            waiting.add(cluster)
+    return clusters - waiting
+
+
+async def _count_ready(client: HttpClient, stack: Stack, namespace: str, v1beta2: bool) -> int:
+    """How many Clusters are Ready with ``TopologyReconciled`` and every worker replica ready (module doc)."""
+    clusters = (await client.list(stack.kinds.core, "Cluster", namespace=namespace)).items
+    workers = [
+        *(await client.list(stack.kinds.core, "MachineDeployment", namespace=namespace)).items,
+        *(await client.list(stack.kinds.core, "MachinePool", namespace=namespace)).items,
+    ]
+    ready_workers = _workers_ready(workers)
+    return sum(_ready(c, v1beta2) and dig(c, "metadata", "name") in ready_workers for c in clusters)
 
 
 async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace, workdir: Path) -> Run:
@@ -175,16 +200,13 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         await asyncio.gather(*(create(name) for name in names))
         v1beta2 = release.minor >= 11
         while True:
-            listed = (await client.list(stack.kinds.core, "Cluster", namespace=namespace)).items
-            if sum(_ready(c, v1beta2) for c in listed) == n:
+            ready = await _count_ready(client, stack, namespace, v1beta2)
+            if ready == n:
                 break
             if time.monotonic() - start > args.timeout:
                 raise TimeoutError(f"{n} Clusters not ready after {args.timeout:g}s ({owner})")
             if args.progress:
-                print(
-                    f"  [{time.monotonic() - start:6.0f}s] {sum(_ready(c, v1beta2) for c in listed)}/{n} ready",
-                    file=sys.stderr,
-                )
+                print(f"  [{time.monotonic() - start:6.0f}s] {ready}/{n} ready", file=sys.stderr)
             await asyncio.sleep(args.poll)
         result.ready_seconds = time.monotonic() - start
         result.cpu_seconds = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in processes.items()}
@@ -203,6 +225,9 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         await asyncio.sleep(args.idle)
         idle = [r for r in audit.requests() if r.agent != "bench"]
         result.idle_requests = {agent: len(by_agent(idle, agent)) for agent in (OURS_AGENT, CORE_AGENT)}
+        result.idle_by_verb = {
+            agent: dict(tally(by_agent(idle, agent)).most_common()) for agent in (OURS_AGENT, CORE_AGENT)
+        }
     finally:
         await client.close()
         await stack.stop_pools()
