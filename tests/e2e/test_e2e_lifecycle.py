@@ -241,3 +241,37 @@ async def test_deleting_the_cluster_takes_machine_pools_first_and_leaves_nothing
         "the control plane went before the workers, or after the infra"
     )
     assert env.workloads.get(env.namespace, "demo") is None, "the workload cluster was not deleted"
+
+
+async def test_a_pool_node_registered_again_under_its_name_is_what_the_pool_names(env: SimEnv) -> None:
+    """Cluster API #12388: a pool instance that registers its Node again (same name and providerID, a new uid, as a
+    reimaged instance does) left upstream's nodeRefs naming the old uid for good, because its early exit compares
+    counts only. Here the pool's nodeRefs follow the Node that runs."""
+    await env.apply_example(small_cluster())
+    await env.wait_ready()
+    pool = await env.pool("mp-0")
+    (old_ref, *_) = pool["status"]["nodeRefs"]
+    workload = env.workload()
+    node = workload.node(old_ref["name"])
+    assert node is not None and node["metadata"]["uid"] == old_ref["uid"]
+    await workload.client.delete("v1", "Node", old_ref["name"])
+    again = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {k: v for k, v in node["metadata"].items() if k in ("name", "labels", "annotations")},
+        "spec": node["spec"],
+        "status": node.get("status", {}),
+    }
+    created = await workload.client.create(again)
+    assert created["metadata"]["uid"] != old_ref["uid"]
+
+    async def fresh() -> bool:
+        refs = dig(await env.pool("mp-0"), "status", "nodeRefs") or []
+        return {"name": old_ref["name"], "uid": created["metadata"]["uid"]} in [
+            {"name": r.get("name"), "uid": r.get("uid")} for r in refs
+        ]
+
+    await eventually(fresh, what="mp-0's nodeRefs to name the Node registered again")
+    pool = await env.pool("mp-0")
+    assert [r["uid"] for r in pool["status"]["nodeRefs"]].count(old_ref["uid"]) == 0
+    assert len(pool["status"]["nodeRefs"]) == pool["spec"]["replicas"]

@@ -7,8 +7,12 @@ pool is ready, copies its ``spec.providerIDList`` and ``status.replicas`` (a cha
 ready and available counters). It then matches the providerIDs with the workload cluster's Nodes to
 build ``status.nodeRefs`` and count ready and available replicas — and, as upstream v1.6 does, skips
 that while ``replicas == readyReplicas == len(nodeRefs)``, which keeps the old nodeRefs during an
-infrastructure rollout. When the infrastructure pool names an ``infrastructureMachineKind``, each of
-its machines gets a MachinePool Machine (no version, no bootstrap config of its own).
+infrastructure rollout while their Nodes run. Unlike upstream it does not skip when a nodeRef is stale: its Node
+is gone, has another uid (a Node registered again under the same name, as a reimaged instance does) or a
+providerID the pool no longer lists. Upstream compares the counts only, so its nodeRefs keep a replaced Node's uid
+for good (Cluster API #12388); here they are rebuilt, and ``describe`` and the topology's upgrade check read the
+Nodes that run. When the infrastructure pool names an ``infrastructureMachineKind``, each of its machines gets a
+MachinePool Machine (no version, no bootstrap config of its own).
 
 Deleting a MachinePool deletes its bootstrap config and infrastructure pool, waits until both are
 gone, then deletes Nodes it still names that the pool no longer lists, and lets the pool go.
@@ -277,13 +281,17 @@ class MachinePoolController(ProviderController):
         replicas = int(status.get("replicas") or 0)
         ready_replicas = int(status.get("readyReplicas") or 0)
         node_refs = list(status.get("nodeRefs") or [])
-        if replicas == ready_replicas and len(node_refs) == ready_replicas:
+        provider_ids = list(dig(pool, "spec", "providerIDList") or [])
+        workload = self.context.workloads.get(namespace_of(pool), name_of(cluster))
+        if (
+            replicas == ready_replicas
+            and len(node_refs) == ready_replicas
+            and (workload is None or _refs_current(node_refs, workload, set(provider_ids)))
+        ):
             set_conditions(pool, [true(REPLICAS_READY)], now)
             return None
-        provider_ids = list(dig(pool, "spec", "providerIDList") or [])
         if not provider_ids and int(dig(pool, "spec", "replicas") or 0) != 0:
             return None
-        workload = self.context.workloads.get(namespace_of(pool), name_of(cluster))
         if workload is None:
             return None
         listed = set(provider_ids)
@@ -398,3 +406,14 @@ class MachinePoolController(ProviderController):
                     await delete_if_present(workload.client, "v1", "Node", name_of(node), None)
         await self.release(current, pool, FINALIZER)
         return None
+
+
+def _refs_current(node_refs: list[Obj], workload: WorkloadCluster, provider_ids: set[str]) -> bool:
+    """Whether every nodeRef names a Node that exists with that uid and a providerID the pool lists (module doc)."""
+    for ref in node_refs:
+        node = workload.node(str(ref.get("name")))
+        if node is None or dig(node, "metadata", "uid") != ref.get("uid"):
+            return False
+        if dig(node, "spec", "providerID") not in provider_ids:
+            return False
+    return True
