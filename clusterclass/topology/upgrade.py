@@ -9,7 +9,8 @@ MachinePools follow identical rules with independent trackers, each allowing
 
 Which workers are *already* upgrading is decided from the current state
 (:func:`mark_upgrading_workers`): a MachineDeployment whose Machines are not all at its version, a
-MachinePool whose workload Nodes report a different kubelet version. Unlike upstream v1.6-v1.10 we
+MachinePool whose workload Nodes report a different kubelet version or whose own ``MachinesUpToDate`` condition
+is False (beyond upstream: :func:`_pool_reports_outdated_machines`). Unlike upstream v1.6-v1.10 we
 compare kubelet versions ignoring build metadata, so vendor-suffixed kubelets
 (``v1.28.0+vmware.1``) do not look as upgrading forever.
 """
@@ -129,10 +130,34 @@ def _machine_deployment_upgrading(state: WorkerState) -> bool:
     return False
 
 
+#: the v1beta2 MachinePool condition that says whether every instance runs the pool's version
+MACHINES_UP_TO_DATE = "MachinesUpToDate"
+
+
+def _pool_reports_outdated_machines(pool: Obj) -> bool:
+    """Whether the MachinePool's own status says some instance does not run its version yet: its v1beta2
+    condition ``MachinesUpToDate`` (v1beta1's ``status.v1beta2.conditions``) is False.
+
+    The signal users asked for (Cluster API #10059; upstream's open PR #13929 adds the condition for pools with
+    Machines): clusterclass's simulated MachinePool controller sets it from the infrastructure pool's instance
+    versions, so a pool counts as upgrading as soon as pool and instances disagree, before or without any Node — a
+    managed pool whose nodeRefs are empty mid-rollout would otherwise look idle. Upstream v1.14's controller does not
+    write the condition, so there the Nodes decide, as upstream's topology does."""
+    conditions = dig(pool, "status", "v1beta2", "conditions")
+    if not isinstance(conditions, list):
+        return False
+    return any(
+        isinstance(cond, dict) and cond.get("type") == MACHINES_UP_TO_DATE and cond.get("status") == "False"
+        for cond in conditions
+    )
+
+
 def _machine_pool_upgrading(state: WorkerState) -> bool:
     version = Worker(state.object).version
     if version is None:
         return False
+    if _pool_reports_outdated_machines(state.object):
+        return True
     for node in state.nodes.values():
         if node is None:
             continue  # unknown offline: reported as a warning by the caller

@@ -266,3 +266,49 @@ async def test_pools_replace_all_instances_at_once_by_default_or_one_at_a_time_w
             with contextlib.suppress(asyncio.CancelledError):
                 await sampler
         assert max(counts) == most, f"pool_max_surge={surge}: at most {max(counts)} instances, expected {most}"
+
+
+async def test_a_pools_own_status_says_it_is_upgrading_while_its_instances_are_not_at_its_version(
+    slower: SimEnv,
+) -> None:
+    """Cluster API #10059: upstream's MachinePool counts ``spec.replicas`` up to date through an upgrade and its
+    ``observedGeneration`` catches up before any condition changes, so only the Node list tells. Here the pool's
+    v1beta2 ``MachinesUpToDate`` (v1beta1: ``status.v1beta2.conditions``) and ``upToDateReplicas`` come from the
+    DockerMachinePool's ``status.instances[].version``: False while any instance runs another version than the
+    pool (the topology patches the infrastructure pool, then the pool's version), True with every instance at the
+    new version."""
+    env = slower
+    await env.restart()
+    await env.apply_example(small_cluster())
+    await env.wait_ready()
+
+    def up_to_date(pool: Obj) -> str | None:
+        found = [c for c in dig(pool, "status", "v1beta2", "conditions") or [] if c["type"] == "MachinesUpToDate"]
+        return found[0]["status"] if found else None
+
+    for pool in await env.list(CAPI, "MachinePool"):
+        assert up_to_date(pool) == "True"
+        assert dig(pool, "status", "v1beta2", "upToDateReplicas") == pool["spec"]["replicas"]
+    seen: list[tuple[str, str | None]] = []
+
+    async def watch() -> None:
+        while True:
+            seen.extend((labels_of(p)[POOL_LABEL], up_to_date(p)) for p in await env.list(CAPI, "MachinePool"))
+            await asyncio.sleep(0.003)
+
+    task = asyncio.ensure_future(watch())
+    try:
+        await upgrade(env)
+        await env.wait_ready(guard=90)
+        await eventually(lambda: all_pool_nodes_at(env, NEW), what="every pool's Nodes at the new version")
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    for name in ("mp-0", "mp-1"):
+        assert (name, "False") in seen, f"{name}'s own status never said it was upgrading"
+    for pool in await env.list(CAPI, "MachinePool"):
+        assert up_to_date(pool) == "True"
+        assert dig(pool, "status", "v1beta2", "upToDateReplicas") == pool["spec"]["replicas"]
+        infra = await env.get(INFRA, "DockerMachinePool", pool["spec"]["template"]["spec"]["infrastructureRef"]["name"])
+        assert {i.get("version") for i in infra["status"]["instances"]} == {NEW}

@@ -568,6 +568,28 @@ def test_node_without_kubelet_version_makes_a_pool_upgrading() -> None:
     assert compute(cluster, objects, nodes=IndexedNodes([bare])).upgrades.machine_pools.upgrading == {"pool-obj"}
 
 
+@pytest.mark.parametrize(
+    ("machines_up_to_date", "upgrading"),
+    [("False", True), ("True", False), ("Unknown", False), (None, False)],
+)
+def test_a_pool_whose_own_status_says_machines_are_not_up_to_date_is_upgrading_without_any_node(
+    machines_up_to_date: str | None, upgrading: bool
+) -> None:
+    """Cluster API #10059: the pool's own v1beta2 ``MachinesUpToDate`` is the signal, even while its nodeRefs are
+    empty (a managed pool mid-rollout) and no Node can be asked; without the condition (upstream v1.14's pools) the
+    Nodes decide."""
+    cluster, objects = _pool_cluster([])
+    pool = next(o for o in objects if o["kind"] == "MachinePool")
+    if machines_up_to_date is not None:
+        pool.setdefault("status", {})["v1beta2"] = {
+            "conditions": [{"type": "MachinesUpToDate", "status": machines_up_to_date, "reason": "NotUpToDate"}]
+        }
+    nodes = NodesThatMustNotBeAsked()
+    computation = compute(cluster, objects, nodes=nodes)
+    assert nodes.asked == []
+    assert (computation.upgrades.machine_pools.upgrading == {"pool-obj"}) is upgrading
+
+
 class UnreachableWorkloadCluster:
     def get_node(self, cluster: Obj, name: str) -> Obj | None:
         raise NodeReadError("connection refused")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 
 from clusterclass.api import constants as c
-from clusterclass.api.conditions import false, mirror, set_conditions, summary, true
+from clusterclass.api.conditions import MetaCondition, false, mirror, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
@@ -47,6 +47,7 @@ from clusterclass.sim.core.machine import (
     synced_label,
 )
 from clusterclass.sim.workload import WorkloadCluster
+from clusterclass.topology import versions
 
 FINALIZER = "machinepool.cluster.x-k8s.io"
 LABEL_POOL_NAME = c.LABEL_MACHINE_POOL_NAME
@@ -196,7 +197,15 @@ class MachinePoolController(ProviderController):
 
     def _v1beta2_counters(self, pool: Obj, infra: Obj) -> None:
         """v1.14's counters: with MachinePool Machines, those whose v1beta2 Ready, Available and UpToDate are
-        True; without, upstream counts every replica ready and available and ``spec.replicas`` up to date."""
+        True; without, upstream counts every replica ready and available and ``spec.replicas`` up to date.
+
+        Up to date, beyond upstream (Cluster API #10059): where the infrastructure pool reports its instances'
+        versions (``status.instances[].version``, as CAPD's does), the instances that run the MachinePool's version,
+        and the v1beta2 condition ``MachinesUpToDate`` (upstream's open PR #13929 adds it for pools with Machines):
+        False while any instance runs another version. Upstream's counter stays at ``spec.replicas`` through an
+        upgrade (and its ``observedGeneration`` catches up before any condition changes), so nothing in the pool's
+        own status says it is upgrading; this condition turns False as soon as pool and instances disagree, which
+        the topology reads (:mod:`clusterclass.topology.upgrade`)."""
         status = pool["status"]
         if dig(infra, "status", "infrastructureMachineKind"):
             selector = f"{LABEL_POOL_NAME}={name_of(pool)}"
@@ -207,6 +216,12 @@ class MachinePoolController(ProviderController):
         else:
             ready = available = int(status.get("replicas") or 0)
             up_to_date = int(dig(pool, "spec", "replicas") or 0)
+        running = instance_versions(infra)
+        version = dig(pool, "spec", "template", "spec", "version")
+        if running is not None and isinstance(version, str):
+            outdated = sum(not versions.same_ignoring_build(v, version) for v in running)
+            up_to_date = len(running) - outdated
+            v1beta2.set_v1beta2(pool, [machines_up_to_date(outdated, len(running), version)], self.context.now())
         set_v1beta2_counters(status, ready=ready, available=available, up_to_date=up_to_date)
 
     async def _pool_machines(self, pool: Obj, infra: Obj, cluster: Obj) -> None:
@@ -417,3 +432,27 @@ def _refs_current(node_refs: list[Obj], workload: WorkloadCluster, provider_ids:
         if dig(node, "spec", "providerID") not in provider_ids:
             return False
     return True
+
+
+def instance_versions(infra: Obj) -> list[str] | None:
+    """The versions the infrastructure pool's instances run (``status.instances[].version``), or None when it does
+    not report every one."""
+    instances = dig(infra, "status", "instances")
+    if not isinstance(instances, list) or not instances:
+        return None
+    found = [i.get("version") for i in instances if isinstance(i, dict)]
+    if len(found) != len(instances) or not all(isinstance(v, str) and v for v in found):
+        return None
+    return [str(v) for v in found]
+
+
+def machines_up_to_date(outdated: int, instances: int, version: str) -> MetaCondition:
+    """``MachinesUpToDate`` of a pool whose infrastructure reports its instances' versions (``_v1beta2_counters``)."""
+    if outdated:
+        return MetaCondition(
+            v1beta2.MACHINES_UP_TO_DATE,
+            "False",
+            "NotUpToDate",
+            f"* {outdated} of {instances} instances do not run version {version}",
+        )
+    return MetaCondition(v1beta2.MACHINES_UP_TO_DATE, "True", "UpToDate")

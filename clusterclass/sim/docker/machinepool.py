@@ -238,18 +238,33 @@ class DockerMachinePoolController(ProviderController):
             str(dig(m, "spec", "providerID")) for m in sorted(remaining, key=name_of) if dig(m, "spec", "providerID")
         ]
         complete = len(provider_ids) == replicas and len(remaining) == replicas
-        return self._report(docker_pool, cluster, provider_ids, len(remaining), ready=complete, requeue=10)
+        reported = [
+            instance_status(
+                name_of(m), dig(m, "spec", "providerID"), annotations_of(m).get(ANNOTATION_VERSION), ready(m)
+            )
+            for m in sorted(remaining, key=name_of)
+        ]
+        return self._report(docker_pool, cluster, provider_ids, reported, ready=complete, requeue=10)
 
     def _report(
-        self, docker_pool: Obj, cluster: Obj, provider_ids: list[str], instances: int, *, ready: bool, requeue: float
+        self,
+        docker_pool: Obj,
+        cluster: Obj,
+        provider_ids: list[str],
+        instances: list[Obj],
+        *,
+        ready: bool,
+        requeue: float,
     ) -> float | None:
-        """Write the instances into the pool (``spec.providerIDList``, ``status.replicas``) and whether it is ready;
-        when it is not, look again after ``requeue`` seconds. Both kinds of pool report alike."""
+        """Write the instances into the pool (``spec.providerIDList``, ``status.replicas``, ``status.instances``
+        with each one's version, as CAPD's) and whether it is ready; when it is not, look again after ``requeue``
+        seconds. Both kinds of pool report alike."""
         docker_pool["spec"]["providerIDList"] = provider_ids
         if not docker_pool["spec"].get("providerID"):
             docker_pool["spec"]["providerID"] = f"docker:////{name_of(cluster)}-dmp-{name_of(docker_pool)}"
         status = docker_pool.setdefault("status", {})
-        status["replicas"] = instances
+        status["replicas"] = len(instances)
+        status["instances"] = instances
         status["ready"] = ready
         if ready:
             set_conditions(docker_pool, [true(REPLICAS_READY)], self.context.now())
@@ -309,7 +324,13 @@ class DockerMachinePoolController(ProviderController):
             surplus -= 1
         provider_ids = [str(dig(n, "spec", "providerID")) for n in sorted(nodes, key=name_of)]
         ready = len(nodes) == replicas and len(matching) == replicas
-        return self._report(docker_pool, cluster, provider_ids, len(nodes), ready=ready, requeue=1)
+        reported = [
+            instance_status(
+                name_of(n), dig(n, "spec", "providerID"), dig(n, "status", "nodeInfo", "kubeletVersion"), True
+            )
+            for n in sorted(nodes, key=name_of)
+        ]  # a managed pool's Nodes are Ready as soon as they exist
+        return self._report(docker_pool, cluster, provider_ids, reported, ready=ready, requeue=1)
 
     async def _delete_managed(self, current: Obj, docker_pool: Obj, cluster: Obj) -> float | None:
         """Deregister the pool's Nodes; a workload cluster that is gone (its Cluster being deleted) took them."""
@@ -349,3 +370,14 @@ class DockerMachinePoolController(ProviderController):
             return self.timing.requeue(10)
         await self.release(current, json_copy(current), FINALIZER)
         return None
+
+
+def instance_status(name: str, provider_id: object, version: object, ready: bool) -> Obj:
+    """One entry of ``status.instances`` (CAPD's ``DockerMachinePoolInstanceStatus``): the version is what the
+    instance runs, which is how the MachinePool counts its up-to-date replicas."""
+    entry: Obj = {"instanceName": name, "ready": ready, "bootstrapped": ready}
+    if provider_id:
+        entry["providerID"] = str(provider_id)
+    if version:
+        entry["version"] = str(version)
+    return entry
