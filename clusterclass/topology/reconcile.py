@@ -32,10 +32,11 @@ What the steps encode (spec §3.1–§3.5, §4.7, Appendix A10–A13):
 - a worker pending create is not created, one pending an upgrade is not touched (a MachineDeployment's
   MachineHealthCheck still is), a control plane pending an upgrade is not touched (its
   MachineHealthCheck still is);
-- MachineDeployment templates and the control plane machine template are *rotated* when their spec
-  changes (a new template with a fresh name, the holder's ref switched to it); metadata-only changes are
-  made in place; MachinePool bootstrap and infrastructure objects are changed *in place* and must keep
-  their name, API group, kind and namespace (strict compatibility);
+- MachineDeployment templates, the control plane machine template and a MachinePool's bootstrap config are
+  *rotated* when their spec changes (a new object with a fresh name, the holder's ref switched to it; for the
+  bootstrap config beyond upstream, which patches it in place: :meth:`_Reconcile.update_machine_pool`);
+  metadata-only changes are made in place; a MachinePool's infrastructure pool is changed *in place* and must
+  keep its name, API group, kind and namespace (strict compatibility);
 - a removed worker is deleted; what it references goes with it (its own controllers delete that).
 """
 
@@ -418,14 +419,11 @@ class _Reconcile:
             yield from self.health_check(state.machine_health_check, worker.machine_health_check)
         if pending:
             return
+        prefix = names.worker_object_prefix(name_of(self.current.cluster), worker.topology.name)
         if not kind.uses_templates:
-            # MachinePools: the bootstrap config and infrastructure pool are objects changed in place.
-            yield from self.referenced_object(state.infrastructure, worker.infrastructure)
-            yield from self.referenced_object(state.bootstrap, worker.bootstrap)
-            yield from self.update_if_changed(state.object, worker.object, wait_for_cache=True, version=WORKER_VERSION)
+            yield from self.update_machine_pool(state, worker, prefix)
             return
         # MachineDeployments: templates rotate on a spec change, and the MachineDeployment switches to them.
-        prefix = names.worker_object_prefix(name_of(self.current.cluster), worker.topology.name)
         infrastructure, old_infrastructure = yield from self.rotated_template(
             state.infrastructure, worker.infrastructure, prefix, SAME_GROUP_KIND_NAMESPACE
         )
@@ -445,6 +443,31 @@ class _Reconcile:
                     owner=state.object,
                     note="replaced by template rotation; deleted once no MachineSet uses it",
                 )
+
+    def update_machine_pool(self, state: WorkerState, worker: DesiredWorker, prefix: str) -> Steps:
+        """A MachinePool's infrastructure pool is changed in place; its bootstrap config is rotated on a spec change.
+
+        The infrastructure pool is the one object that holds the pool's instances, and its provider replaces the
+        instances a template change outdates, at its own surge and unavailability. The bootstrap config is an object
+        stamped out of the class's template: patched in place, as upstream does, its new data would reach only
+        instances created later, because the signal pool providers honour is a new ``bootstrap.configRef`` name
+        (Cluster API #10496, #8858; the contract upstream's PR #13280 writes down). So a bootstrap spec change makes
+        a new config under a fresh name, the MachinePool is switched to it (its controller follows the new config's
+        data Secret, and the infrastructure provider rolls the instances built from the old one), and the old config
+        is deleted. Metadata-only changes stay in place.
+        """
+        yield from self.referenced_object(state.infrastructure, worker.infrastructure)
+        bootstrap, old_bootstrap = yield from self.rotated_template(
+            state.bootstrap, worker.bootstrap, prefix, SAME_NAMESPACE
+        )
+        obj = worker.object
+        if old_bootstrap is not None:
+            obj = copy.deepcopy(obj)
+            spec = obj["spec"]["template"]["spec"]
+            spec["bootstrap"]["configRef"] = desired_ref(spec["bootstrap"]["configRef"], bootstrap)
+        yield from self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION)
+        if old_bootstrap is not None:
+            yield Delete(old_bootstrap, note="replaced by rotation: the MachinePool references its successor")
 
     def delete_worker(self, kind: WorkerKind, state: WorkerState) -> Steps:
         if state.machine_health_check is not None:

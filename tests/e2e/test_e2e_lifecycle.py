@@ -87,9 +87,12 @@ async def test_topology_metadata_and_pool_fields_change_in_place_without_replaci
     assert machine_names(await env.list(CAPI, "Machine")) == machines_before, "a metadata change replaced Machines"
 
 
-async def test_a_class_bootstrap_change_updates_the_pool_config_in_place_and_rotates_deployment_templates(
+async def test_a_class_bootstrap_change_rotates_the_pool_config_and_the_deployment_templates_and_rolls_both(
     env: SimEnv,
 ) -> None:
+    """Cluster API #10496: upstream patches a pool's KubeadmConfig in place, so new bootstrap data reaches only
+    instances created later. Here the config is rotated — a new one, the MachinePool switched to it, the old one
+    deleted — and the pool's instances built from the old data are replaced, as the MachineDeployment's are."""
     await env.apply_example(small_cluster())
     await env.wait_ready()
     pool = await env.pool("mp-0")
@@ -114,15 +117,21 @@ async def test_a_class_bootstrap_change_updates_the_pool_config_in_place_and_rot
     workers["machineDeployments"][0]["template"]["infrastructure"]["ref"]["name"] = machine_template["metadata"]["name"]
     await env.apply(bootstrap, machine_template, cluster_class)
 
-    async def config_updated() -> bool:
-        config = await env.get(BOOTSTRAP, "KubeadmConfig", config_name)
-        return dig(config, "spec", "verbosity") == 4
+    async def pool_rolled() -> bool:
+        pool = await env.pool("mp-0")
+        ref = pool["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"]
+        if ref == config_name or await env.find(BOOTSTRAP, "KubeadmConfig", config_name) is not None:
+            return False
+        config = await env.get(BOOTSTRAP, "KubeadmConfig", ref)
+        instances = await pool_machines(env, pool)
+        return (
+            dig(config, "spec", "verbosity") == 4
+            and len(instances) == pool["spec"]["replicas"]
+            and not (instances & pool_instances)
+        )
 
-    await eventually(config_updated, what="the pool's KubeadmConfig to carry the new template's field")
+    await eventually(pool_rolled, what="mp-0 on a new KubeadmConfig, the old one gone, every instance replaced")
     await env.wait_ready()
-    pool = await env.pool("mp-0")
-    assert pool["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"] == config_name, "the config was replaced"
-    assert await pool_machines(env, pool) == pool_instances, "a bootstrap change replaced pool instances"
     deployment = await env.deployment("md-0")
     new_infra_template = deployment["spec"]["template"]["spec"]["infrastructureRef"]["name"]
     assert new_infra_template != old_infra_template, "the MachineDeployment's template was not rotated"

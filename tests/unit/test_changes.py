@@ -301,44 +301,68 @@ def test_machine_deployment_bootstrap_kind_change_rotates_the_template() -> None
     assert name(changes[2].object) == old
 
 
-# --- MachinePool objects change in place (spec §3.3) -------------------------------------------------------------
+# --- MachinePool infrastructure changes in place, bootstrap configs rotate (spec §3.3, #10496) ------------------
 
 
-@pytest.mark.parametrize(
-    ("kind", "change"),
-    [
-        ("DockerMachinePool", lambda w: w.mp_infrastructure["spec"]["template"]["spec"]["template"].update(customImage="v9")),  # noqa: E501
-        ("KubeadmConfig", lambda w: w.mp_bootstrap["spec"]["template"]["spec"].update(files=[{"path": "/x"}])),
-    ],
-)  # fmt: skip
-def test_machine_pool_object_spec_change_is_applied_in_place(kind: str, change: Any) -> None:
+def test_machine_pool_infrastructure_spec_change_is_applied_in_place() -> None:
     world = World()
     cluster, current = converged(world, _cluster())
-    existing = find(current, kind)
-    change(world)
+    existing = find(current, "DockerMachinePool")
+    world.mp_infrastructure["spec"]["template"]["spec"]["template"].update(customImage="v9")
     changes = changes_for(world, cluster, current)
-    assert summary(changes) == [("update", kind, name(existing))]
-    source = world.mp_infrastructure if kind == "DockerMachinePool" else world.mp_bootstrap
-    assert changes[0].object["spec"] == source["spec"]["template"]["spec"]
+    assert summary(changes) == [("update", "DockerMachinePool", name(existing))]
+    assert changes[0].object["spec"] == world.mp_infrastructure["spec"]["template"]["spec"]
 
 
 @pytest.mark.parametrize(
-    ("which", "replacement", "message"),
+    ("replacement", "kind"),
     [
-        ("mp_bootstrap", b.generic_template("GenericBootstrapConfigTemplate", "mp-bootstrap", api_version=b.BOOTSTRAP_V1), 'kind of KubeadmConfig.bootstrap.cluster.x-k8s.io/{name} cannot be changed from "KubeadmConfig" to "GenericBootstrapConfig"'),  # noqa: E501
-        ("mp_infrastructure", b.generic_template("DockerMachinePoolTemplate", "mp-infra", api_version="infra.example.com/v1"), 'apiVersion.group of DockerMachinePool.infrastructure.cluster.x-k8s.io/{name} cannot be changed from "infrastructure.cluster.x-k8s.io" to "infra.example.com"'),  # noqa: E501
+        (None, "KubeadmConfig"),
+        (b.generic_template("GenericBootstrapConfigTemplate", "mp-bootstrap", api_version=b.BOOTSTRAP_V1), "GenericBootstrapConfig"),  # noqa: E501
     ],
+    ids=["spec change", "kind change"],
 )  # fmt: skip
-def test_machine_pool_object_group_or_kind_change_is_an_error(which: str, replacement: Obj, message: str) -> None:
+def test_machine_pool_bootstrap_config_change_rotates_it(replacement: Obj | None, kind: str) -> None:
+    """Beyond upstream (Cluster API #10496): a new config under a fresh name, the MachinePool switched to it (the
+    signal pool providers roll instances on), the old one deleted; upstream patches the config in place."""
+    world = World()
+    cluster, current = converged(world, _cluster())
+    old, pool = find(current, "KubeadmConfig"), find(current, "MachinePool")
+    if replacement is None:
+        world.mp_bootstrap["spec"]["template"]["spec"].update(files=[{"path": "/x"}])
+    else:
+        world.mp_bootstrap = replacement
+    changes = changes_for(world, cluster, current)
+    assert [(c.action, c.object["kind"]) for c in changes] == [
+        ("create", kind),
+        ("update", "MachinePool"),
+        ("delete", "KubeadmConfig"),
+    ]
+    created = changes[0].object
+    assert name(created) != name(old) and name(created).startswith(name(old).rsplit("-", 1)[0])
+    assert created["spec"] == world.mp_bootstrap["spec"]["template"]["spec"]
+    ref = machine_spec_ref(changes[1].object, "bootstrap")
+    assert (ref["kind"], ref["name"]) == (kind, name(created))
+    assert name(changes[1].object) == name(pool)
+    assert name(changes[2].object) == name(old)
+
+
+def test_machine_pool_infrastructure_group_change_is_an_error() -> None:
     world = World()
     cluster, current = converged(world, _cluster())
     pool = find(current, "MachinePool")
-    ref = machine_spec_ref(pool, "bootstrap" if which == "mp_bootstrap" else "infrastructure")
-    setattr(world, which, replacement)
+    ref = machine_spec_ref(pool, "infrastructure")
+    world.mp_infrastructure = b.generic_template(
+        "DockerMachinePoolTemplate", "mp-infra", api_version="infra.example.com/v1"
+    )
     with pytest.raises(TopologyError) as err:
         changes_for(world, cluster, current)
     assert err.value.message.startswith(f"failed to reconcile MachinePool/{name(pool)}: ")
-    assert message.format(name=ref["name"]) in err.value.message
+    message = (
+        f"apiVersion.group of DockerMachinePool.infrastructure.cluster.x-k8s.io/{ref['name']} cannot be changed from "
+        '"infrastructure.cluster.x-k8s.io" to "infra.example.com"'
+    )
+    assert message in err.value.message
     assert "to prevent incompatible changes in the Cluster" in err.value.message
 
 

@@ -144,6 +144,16 @@ class MachinePoolController(ProviderController):
             raise MachinePoolError(
                 f'failed to retrieve {ref.get("kind")} external object "{namespace_of(pool)}"/"{ref.get("name")}"'
             )
+        predecessor = bootstrap.get("dataSecretName") not in (None, name_of(config))
+        if predecessor and dig(config, "status", "ready") is not True:
+            # the configRef was switched to a new config (the topology rotates it on a change): the data Secret the
+            # pool names is its predecessor's. Upstream keeps it, and its kubeadm bootstrap provider then adopts that
+            # name for the new config instead of generating new data (Cluster API #8858, #10496); it is cleared,
+            # and written, before the new config is adopted, so the new config's own data reaches the instances
+            del bootstrap["dataSecretName"]
+            status["bootstrapReady"] = False
+            set_conditions(pool, [false(BOOTSTRAP_READY, "WaitingForDataSecret", "Info")], self.context.now())
+            return None  # the write of the pool brings it back
         config = await self.adopt(config, pool, name_of(cluster))
         if deleting(config):
             return None

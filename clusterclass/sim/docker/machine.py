@@ -16,6 +16,9 @@ deletes it.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import false, find, is_true, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
@@ -32,6 +35,30 @@ LABEL_POOL_NAME = c.LABEL_MACHINE_POOL_NAME
 #: on a MachinePool's DockerMachine: the image and Kubernetes version its container was created with
 ANNOTATION_IMAGE = "docker.sim.clusterclass.dev/image"
 ANNOTATION_VERSION = "docker.sim.clusterclass.dev/version"
+
+#: what an instance was built from besides its image (module doc): a hash of the template's fields and the bootstrap
+#: data Secret; an instance without it (made before it existed) is judged by its image alone
+ANNOTATION_BUILD = "docker.sim.clusterclass.dev/build"
+
+
+#: the infrastructure pool template's fields an instance is made from
+POOL_TEMPLATE_FIELDS = ("customImage", "preLoadImages", "extraMounts")
+
+
+def instance_build(docker_pool: Obj, pool: Obj) -> str:
+    """The build a pool instance made now gets (:data:`ANNOTATION_BUILD`)."""
+    template = dig(docker_pool, "spec", "template") or {}
+    parts: Obj = {field: template.get(field) for field in POOL_TEMPLATE_FIELDS if template.get(field)}
+    parts["dataSecretName"] = dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName")
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def is_current(instance: Obj, image: str, build: str) -> bool:
+    """Whether an instance (a DockerMachine, a managed pool's Node) runs ``image`` and ``build``."""
+    annotations = annotations_of(instance)
+    return annotations.get(ANNOTATION_IMAGE) == image and annotations.get(ANNOTATION_BUILD, build) == build
+
+
 CONTAINER_PROVISIONED = "ContainerProvisioned"
 BOOTSTRAP_EXEC_SUCCEEDED = "BootstrapExecSucceeded"
 CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized"

@@ -8,12 +8,15 @@ any other. An instance's image is fixed when it is created: ``spec.template.cust
 ``kindest/node:<MachinePool version>`` (kept on the DockerMachine as
 :data:`~clusterclass.sim.docker.machine.ANNOTATION_IMAGE`, standing in for the container's image).
 
-Rollout: when the MachinePool's version or the custom image changes, no instance matches any more
-and all ``replicas`` replacements are created at once (or, with the simulation's ``pool_max_surge``,
-that many at a time: 1 rolls one instance at a time); as they become ready, the surplus is deleted
-through the instances' Machines, outdated ones first. ``spec.providerIDList`` lists the instances'
-providerIDs, and the pool is ready only while exactly ``replicas`` instances exist and all have one.
-Bootstrap-config, ``preLoadImages`` or ``extraMounts`` changes replace nothing, as upstream.
+Rollout: an instance is built from its image and (:data:`ANNOTATION_BUILD`, a hash) the infrastructure template's
+fields and the MachinePool's bootstrap data Secret. When any of them changes — the MachinePool's version, the
+custom image, ``preLoadImages`` or ``extraMounts``, or the bootstrap config the MachinePool references (the
+topology rotates it on a change, Cluster API #10496) — no instance matches any more and all ``replicas``
+replacements are created at once (or, with the simulation's ``pool_max_surge``, that many at a time: 1 rolls one
+instance at a time); as they become ready, the surplus is deleted through the instances' Machines, outdated ones
+first. Upstream's CAPD replaces instances for an image change only, so new bootstrap data or template fields reach
+only instances created later. ``spec.providerIDList`` lists the instances' providerIDs, and the pool is ready only
+while exactly ``replicas`` instances exist and all have one.
 
 In a Cluster whose infrastructure is not the simulated DockerCluster (upstream's in-memory provider, beside
 upstream's own managers), there are no DockerMachines to provision: the pool is a *managed* pool
@@ -42,15 +45,18 @@ from clusterclass.sim.base import (
 from clusterclass.sim.docker.cluster import INFRASTRUCTURE_API_VERSION
 from clusterclass.sim.docker.kubelet import kubelet_of
 from clusterclass.sim.docker.machine import (
+    ANNOTATION_BUILD,
     ANNOTATION_IMAGE,
     ANNOTATION_VERSION,
     DOCKER_MACHINE,
     LABEL_POOL_NAME,
+    POOL_TEMPLATE_FIELDS,
+    instance_build,
+    is_current,
 )
 from clusterclass.sim.docker.managedpool import (
     ManagedPools,
     WorkloadUnreachable,
-    image_of,
     is_managed,
     kubelet_version,
     pool_nodes,
@@ -62,7 +68,6 @@ DOCKER_MACHINE_POOL = "DockerMachinePool"
 FINALIZER = "dockermachinepool.infrastructure.cluster.x-k8s.io"
 REPLICAS_READY = "ReplicasReady"
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
-TEMPLATE_FIELDS = ("customImage", "preLoadImages", "extraMounts")
 CACHE_WAIT = 10.0
 
 
@@ -155,8 +160,9 @@ class DockerMachinePoolController(ProviderController):
         version = dig(pool, "spec", "template", "spec", "version")
         template = dig(docker_pool, "spec", "template") or {}
         wanted = image_for(version, template.get("customImage"))
+        build = instance_build(docker_pool, pool)
         live = [m for m in instances if not deleting(m)]
-        matching = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) == wanted]
+        matching = [m for m in live if is_current(m, wanted, build)]
         domains = list(dig(pool, "spec", "failureDomains") or [])
         made: list[Obj] = []
         missing = max(replicas - len(matching), 0)
@@ -167,7 +173,7 @@ class DockerMachinePoolController(ProviderController):
             missing = min(missing, max(replicas + surge - len(instances), 0))
         for _ in range(missing):
             suffix = self.context.lower_alphanumeric(6)
-            spec = {field: json_copy(template[field]) for field in TEMPLATE_FIELDS if template.get(field)}
+            spec = {field: json_copy(template[field]) for field in POOL_TEMPLATE_FIELDS if template.get(field)}
             labels = {c.LABEL_CLUSTER_NAME: name_of(cluster), LABEL_POOL_NAME: name_of(pool)}
             if domains:
                 labels["docker.sim.clusterclass.dev/failure-domain"] = self.context.rng.choice(domains)
@@ -181,6 +187,7 @@ class DockerMachinePoolController(ProviderController):
                         "labels": labels,
                         "annotations": {
                             ANNOTATION_IMAGE: wanted,
+                            ANNOTATION_BUILD: build,
                             ANNOTATION_VERSION: str(kubelet_of(wanted, version) or ""),
                         },
                         "ownerReferences": [owner_reference(docker_pool)],
@@ -213,7 +220,7 @@ class DockerMachinePoolController(ProviderController):
 
         over = sum(1 for m in live if ready(m)) - replicas
         if over > 0:
-            outdated = [m for m in live if annotations_of(m).get(ANNOTATION_IMAGE) != wanted]
+            outdated = [m for m in live if not is_current(m, wanted, build)]
             current = [m for m in live if m not in outdated and ready(m)]
             marked_first = sorted(
                 outdated, key=lambda m: (ANNOTATION_DELETE_MACHINE not in annotations_of(m), name_of(m))
@@ -300,22 +307,25 @@ class DockerMachinePoolController(ProviderController):
         replicas = int(dig(pool, "spec", "replicas") if dig(pool, "spec", "replicas") is not None else 1)
         version = dig(pool, "spec", "template", "spec", "version")
         wanted = image_for(version, (dig(docker_pool, "spec", "template") or {}).get("customImage"))
+        build = instance_build(docker_pool, pool)
         nodes = await pool_nodes(workload, docker_pool)
-        matching = [n for n in nodes if image_of(n) == wanted]
+        matching = [n for n in nodes if is_current(n, wanted, build)]
         missing = max(replicas - len(matching), 0)
         if self.context.pool_max_surge is not None:
             missing = min(missing, max(replicas + self.context.pool_max_surge - len(nodes), 0))
         for _ in range(missing):
             name = f"{name_of(docker_pool)}-{self.context.lower_alphanumeric(6)}"
             node = await register_node(
-                workload, docker_pool, name, wanted, kubelet_version(wanted, version), self.context.now()
+                workload, docker_pool, name, wanted, build, kubelet_version(wanted, version), self.context.now()
             )
             nodes.append(node)
             matching.append(node)
         surplus = len(nodes) - replicas
         # matching Nodes are Ready as soon as they exist: the outdated ones go first, then the newest extras
-        for node in [n for n in nodes if image_of(n) != wanted] + sorted(matching, key=name_of, reverse=True):
-            if surplus <= 0 or (image_of(node) == wanted and len(matching) <= replicas):
+        for node in [n for n in nodes if not is_current(n, wanted, build)] + sorted(
+            matching, key=name_of, reverse=True
+        ):
+            if surplus <= 0 or (is_current(node, wanted, build) and len(matching) <= replicas):
                 break
             await remove_node(workload, node)
             nodes.remove(node)

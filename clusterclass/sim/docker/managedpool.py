@@ -12,9 +12,10 @@ the Cluster's workload cluster, reached through the ``<cluster>-kubeconfig`` Sec
 Each instance is one Node named ``<DockerMachinePool>-<6 characters>``, ``spec.providerID``
 ``docker:////<node>``, labelled with the DockerMachinePool's uid, Ready at once, its kubelet the
 MachinePool's version (or the custom image's tag). The replacement rule is the Docker one: an instance whose
-image no longer matches is replaced, all at once or ``pool_max_surge`` at a time, the surplus deleted once
-the replacements are Ready, outdated ones first. ``spec.providerIDList`` lists the instances, which is what
-the core MachinePool controller — upstream's or the simulated one — matches against the Nodes for nodeRefs.
+image or build (template fields, bootstrap data Secret) no longer matches is replaced, all at once or
+``pool_max_surge`` at a time, the surplus deleted once the replacements are Ready, outdated ones first.
+``spec.providerIDList`` lists the instances, which is what the core MachinePool controller — upstream's or the
+simulated one — matches against the Nodes for nodeRefs.
 
 Nodes are written with their status: a real kubelet posts it, and the workload API servers this is used
 with (upstream's in-memory one, the simulated ones) keep what a create carries; where a server dropped it,
@@ -26,13 +27,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
 from clusterclass.controllers.workload import KUBECONFIG_SUFFIX, kubeconfig_in_secret
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import ApiError, NotFound
 from clusterclass.kube.http import HttpClient
 from clusterclass.sim.docker.kubelet import kubelet_of, node_status
-from clusterclass.sim.docker.machine import ANNOTATION_IMAGE
+from clusterclass.sim.docker.machine import ANNOTATION_BUILD, ANNOTATION_IMAGE
 from clusterclass.topology.reader import NodeReadError
 
 #: the kind of infrastructure cluster whose workload cluster the simulation itself serves
@@ -106,8 +107,10 @@ async def pool_nodes(workload: HttpClient, docker_pool: Obj) -> list[Obj]:
     return sorted((n for n in nodes if labels_of(n).get(LABEL_POOL_UID) == uid), key=name_of)
 
 
-async def register_node(workload: HttpClient, docker_pool: Obj, name: str, image: str, version: str, now: str) -> Obj:
-    """Register one instance's Node, Ready, with its kubelet version (module doc)."""
+async def register_node(
+    workload: HttpClient, docker_pool: Obj, name: str, image: str, build: str, version: str, now: str
+) -> Obj:
+    """Register one instance's Node, Ready, with its kubelet version, image and build (module doc)."""
     status = node_status(name, version, ready=True, now=now)
     node: Obj = {
         "apiVersion": "v1",
@@ -115,7 +118,7 @@ async def register_node(workload: HttpClient, docker_pool: Obj, name: str, image
         "metadata": {
             "name": name,
             "labels": {LABEL_POOL_UID: str(dig(docker_pool, "metadata", "uid")), "kubernetes.io/hostname": name},
-            "annotations": {ANNOTATION_IMAGE: image},
+            "annotations": {ANNOTATION_IMAGE: image, ANNOTATION_BUILD: build},
         },
         "spec": {"providerID": f"docker:////{name}"},
         "status": status,
@@ -141,10 +144,6 @@ async def remove_node(workload: HttpClient, node: Obj) -> None:
             await workload.delete("v1", "Node", name_of(node))
         except (OSError, TimeoutError) as error:
             raise WorkloadUnreachable(f"deleting Node {name_of(node)}: {error}") from error
-
-
-def image_of(node: Obj) -> str | None:
-    return annotations_of(node).get(ANNOTATION_IMAGE)
 
 
 def kubelet_version(image: str, version: str | None) -> str:
