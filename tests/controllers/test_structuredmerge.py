@@ -189,6 +189,9 @@ def test_an_answer_outlives_status_writes_but_not_what_the_dry_runs_read() -> No
     }
     assert request_id(status_written, intent) == key
     assert request_id(changed(managedFields=[ours]), intent) == key  # another manager's entry is not read
+    # nor the conversion data a read in another version than the stored one carries (it follows the status)
+    converted = changed(annotations={"cluster.x-k8s.io/conversion-data": '{"status":{"ready":true}}'})
+    assert request_id(converted, intent) == request_id(changed(annotations={}), intent)
     for different in (
         changed(generation=3),
         changed(labels={"a": "c"}),

@@ -265,7 +265,10 @@ def answer_state(current: Obj) -> str:
         for entry in metadata.get("managedFields") or []
         if _is_our_apply(entry)
     ]
-    depends = [metadata.get(k) for k in ("uid", "labels", "annotations", "ownerReferences")]
+    # the conversion-data annotation is left out, as the comparison leaves it out: a status write changes it
+    # on an object read in another version than it is stored in
+    annotations = {k: v for k, v in (metadata.get("annotations") or {}).items() if k != CONVERSION_DATA_ANNOTATION}
+    depends = [metadata.get("uid"), metadata.get("labels"), annotations, metadata.get("ownerReferences")]
     return f"{generation}.{_digest([depends, ours])}"
 
 
