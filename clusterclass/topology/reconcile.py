@@ -72,6 +72,11 @@ WORKER_VERSION: Path = ("spec", "template", "spec", "version")
 # --- the steps ---------------------------------------------------------------------------------------------
 
 
+class NotVisibleInCache(TopologyError):
+    """A write succeeded but the controller's cache did not show it in time: the object exists, so nothing made for
+    it may be cleaned up (a failed create's clean-up must not delete what a created object references)."""
+
+
 @dataclass(frozen=True)
 class DiffResult:
     """What ``current`` becomes with the intent applied, and whether anything (or the spec) changes."""
@@ -402,6 +407,8 @@ class _Reconcile:
             raise err.wrap(f"failed to create {kind.kind}") from err
         try:
             yield Create(worker.object, wait_for_cache=True)
+        except NotVisibleInCache:
+            raise  # created: what it references stays (the next reconcile finds it)
         except TopologyError:
             yield from self.clean_up(created)
             raise

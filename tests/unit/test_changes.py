@@ -467,3 +467,67 @@ def test_the_upgrade_step_annotation_is_set_while_after_cluster_upgrade_is_pendi
     (change,) = [c for c in changes_for(world, upgraded, current) if c.after and c.after["kind"] == "Cluster"]
     assert step not in (change.after["metadata"].get("annotations") or {})
     assert [c for c in changes_for(world, change.after, current) if c.after and c.after["kind"] == "Cluster"] == []
+
+
+# --- a failed create cleans up; a created object the cache was slow to show does not -------------------------------
+
+
+def _drive_create(fail_kind: str, error: TopologyError) -> list[tuple[str, str]]:
+    """Every step of a first reconcile, answered as a server would, with the create of ``fail_kind`` failing."""
+    from clusterclass.topology.reconcile import (
+        Create,
+        Delete,
+        Diff,
+        DiffResult,
+        EnsureShim,
+        LiveTopologyNames,
+        reconcile_steps,
+    )
+
+    world = World()
+    computation = compute(_cluster(), world.objects())
+    steps = reconcile_steps(computation, random.Random(1))
+    seen: list[tuple[str, str]] = []
+    reply: Any = None
+    try:
+        step = next(steps)
+        while True:
+            if isinstance(step, Create):
+                seen.append(("create", step.obj["kind"]))
+                if step.obj["kind"] == fail_kind:
+                    step = steps.throw(error)
+                    continue
+                reply = step.obj
+            elif isinstance(step, Delete):
+                seen.append(("delete", step.obj["kind"]))
+                reply = None
+            elif isinstance(step, LiveTopologyNames):
+                reply = set()
+            elif isinstance(step, EnsureShim):
+                reply = step.obj
+            elif isinstance(step, Diff):
+                reply = DiffResult(after=step.current, has_changes=False, has_spec_changes=False)
+            else:
+                reply = None
+            step = steps.send(reply)
+    except StopIteration:
+        pass
+    except TopologyError:
+        pass
+    return seen
+
+
+def test_a_worker_whose_create_failed_has_its_templates_cleaned_up() -> None:
+    seen = _drive_create("MachineDeployment", TopologyError("failed to create MachineDeployment.cluster.x-k8s.io"))
+    assert seen[-2:] == [("delete", "KubeadmConfigTemplate"), ("delete", "DockerMachineTemplate")]
+
+
+def test_a_worker_created_but_slow_to_reach_the_cache_keeps_its_templates() -> None:
+    """Found at N=100 beside upstream's managers: the create succeeded, the cache lagged past the 5 s wait, and the
+    clean-up deleted the templates the new MachineDeployment referenced, leaving it unable to make Machines."""
+    from clusterclass.topology.reconcile import NotVisibleInCache
+
+    for kind in ("MachineDeployment", "MachinePool"):
+        seen = _drive_create(kind, NotVisibleInCache(f"failed waiting for {kind} {kind} to be visible in the cache"))
+        assert ("create", kind) in seen
+        assert not [s for s in seen if s[0] == "delete"], seen

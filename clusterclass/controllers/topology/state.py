@@ -43,6 +43,7 @@ from clusterclass.topology.reconcile import (
     Diff,
     EnsureShim,
     LiveTopologyNames,
+    NotVisibleInCache,
     Step,
     Steps,
     Update,
@@ -264,4 +265,4 @@ class StateDriver:
                     await asyncio.sleep(CACHE_POLL_INTERVAL)
         except TimeoutError:
             # upstream's message names the kind twice (it passes the kind where the name belongs)
-            raise TopologyError(f"{failure} to be visible in the cache after {what}", obj=key_of(written)) from None
+            raise NotVisibleInCache(f"{failure} to be visible in the cache after {what}", obj=key_of(written)) from None
