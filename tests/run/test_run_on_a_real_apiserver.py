@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 from support.leftovers import nothing_left
-from support.real_apiserver import RealApiServer, find_binary, free_port
+from support.real_apiserver import RealApiServer, find_binary, free_port, local_get
 
 from clusterclass.api.objects import Obj, dig
 from clusterclass.apiserver.crd.controllers import bundled_crds
@@ -167,22 +166,12 @@ class RunProcess:
         self._log = self.log_path.open("wb")
         self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, cwd=installed.workdir)
 
-    def get(self, port: int, path: str) -> tuple[int, str]:
-        """The status and body of ``path``; status 0 while nothing listens yet."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-        except OSError:
-            return 0, ""
-
     def ready(self) -> bool:
-        return self.get(self.health_port, "/readyz")[0] == 200
+        return local_get(self.health_port, "/readyz")[0] == 200
 
     def metric(self, metric: str, /, **labels: str) -> float:
         """One sample of /metrics (0 when absent)."""
-        _, text = self.get(self.metrics_port, "/metrics")
+        _, text = local_get(self.metrics_port, "/metrics")
         wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
         for line in text.splitlines():
             if line.startswith(f"{metric}{{") or line.startswith(f"{metric} "):

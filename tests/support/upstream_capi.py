@@ -33,8 +33,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +48,7 @@ from clusterclass.sim import Simulation
 from clusterclass.sim.docker.machinepool import DockerMachinePoolController
 from clusterclass.webhooks.certificates import ServingCertificate, serving_certificate
 from clusterclass.webhooks.handlers import WEBHOOKS
-from support.real_apiserver import Process, RealApiServer, StartError, find_binary, free_port
+from support.real_apiserver import Process, RealApiServer, StartError, find_binary, free_port, local_get
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-capi.sh"
@@ -182,17 +180,6 @@ def localize(
             document["webhooks"] = webhooks
         kept.append(document)
     return kept
-
-
-def local_get(port: int, path: str) -> tuple[int, str]:
-    """GET a manager's plain-HTTP health or metrics endpoint on loopback: status and body (0 when nothing answers)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except OSError:
-        return 0, ""
 
 
 @dataclass
