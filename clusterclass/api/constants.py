@@ -57,3 +57,7 @@ FIELD_MANAGER: Final = "capi-topology"
 HOOK_BEFORE_CLUSTER_UPGRADE: Final = "BeforeClusterUpgrade"
 HOOK_AFTER_CONTROL_PLANE_UPGRADE: Final = "AfterControlPlaneUpgrade"
 HOOK_AFTER_CLUSTER_UPGRADE: Final = "AfterClusterUpgrade"
+
+# The v1beta2 condition a MachinePool sets false while an instance runs another version than the pool's (the
+# simulated MachinePool controller writes it, the topology's upgrade sequencing reads it; upstream PR #13929).
+CONDITION_MACHINES_UP_TO_DATE: Final = "MachinesUpToDate"

@@ -28,7 +28,7 @@ UP_TO_DATE = "UpToDate"
 DELETING = "Deleting"
 PAUSED = "Paused"
 MACHINES_READY = "MachinesReady"
-MACHINES_UP_TO_DATE = "MachinesUpToDate"
+MACHINES_UP_TO_DATE = c.CONDITION_MACHINES_UP_TO_DATE
 
 NOT_DELETING = "NotDeleting"
 NO_REPLICAS = "NoReplicas"

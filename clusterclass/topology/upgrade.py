@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterclass.api import constants as c
+from clusterclass.api.conditions import meta_conditions_of
 from clusterclass.api.contract import CONTROL_PLANE_V1BETA1, ControlPlaneContract
 from clusterclass.api.objects import Obj, annotations_of, dig, key_of, name_of
 from clusterclass.api.views import Worker, WorkerTopology
@@ -130,10 +131,6 @@ def _machine_deployment_upgrading(state: WorkerState) -> bool:
     return False
 
 
-#: the v1beta2 MachinePool condition that says whether every instance runs the pool's version
-MACHINES_UP_TO_DATE = "MachinesUpToDate"
-
-
 def _pool_reports_outdated_machines(pool: Obj) -> bool:
     """Whether the MachinePool's own status says some instance does not run its version yet: its v1beta2
     condition ``MachinesUpToDate`` (v1beta1's ``status.v1beta2.conditions``) is False.
@@ -143,12 +140,9 @@ def _pool_reports_outdated_machines(pool: Obj) -> bool:
     versions, so a pool counts as upgrading as soon as pool and instances disagree, before or without any Node — a
     managed pool whose nodeRefs are empty mid-rollout would otherwise look idle. Upstream v1.14's controller does not
     write the condition, so there the Nodes decide, as upstream's topology does."""
-    conditions = dig(pool, "status", "v1beta2", "conditions")
-    if not isinstance(conditions, list):
-        return False
     return any(
-        isinstance(cond, dict) and cond.get("type") == MACHINES_UP_TO_DATE and cond.get("status") == "False"
-        for cond in conditions
+        cond.get("type") == c.CONDITION_MACHINES_UP_TO_DATE and cond.get("status") == "False"
+        for cond in meta_conditions_of(pool)
     )
 
 
