@@ -348,15 +348,14 @@ class ServerSideApply:
         if intent:
             obj = await self.with_owner_versions(obj)
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
-            return obj
-        wanted = await self.write_versions(api_version, kind)
+        wanted = await self._write_version(obj)
         if intent and kind == c.KIND_MACHINE_HEALTH_CHECK and wanted == c.CLUSTER_API_VERSION:
             return health.with_v1beta1_defaults(obj)  # v1.6's generation owns maxUnhealthy (topology.health doc)
         return obj if wanted == api_version else convert(obj, wanted, api_versions=self.api_versions)
 
     async def _write_version(self, obj: Obj) -> str:
-        """The version ``obj`` is written in (:meth:`_written`'s choice)."""
+        """The version ``obj`` is written in: the one :class:`WriteVersions` names for a kind the conversions know,
+        else its own."""
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
         if "/" not in api_version or not convertible(api_version.rpartition("/")[0], kind):
             return api_version
