@@ -474,6 +474,8 @@ class _Reconcile:
             spec["bootstrap"]["configRef"] = desired_ref(spec["bootstrap"]["configRef"], bootstrap)
         yield from self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION)
         if old_bootstrap is not None:
+            # at once, where a MachineDeployment's replaced template waits until no MachineSet uses it: a MachinePool
+            # has no MachineSets, and nothing but the pool referenced its config
             yield Delete(old_bootstrap, note="replaced by rotation: the MachinePool references its successor")
 
     def delete_worker(self, kind: WorkerKind, state: WorkerState) -> Steps:

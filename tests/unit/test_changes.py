@@ -14,7 +14,17 @@ from unit_support import World, compute
 from clusterclass.api.workers import MACHINE_DEPLOYMENT, MACHINE_POOL, WorkerKind
 from clusterclass.errors import TopologyError
 from clusterclass.topology.changes import Change, compute_changes
-from clusterclass.topology.reconcile import infrastructure_cluster_ignore_paths
+from clusterclass.topology.reconcile import (
+    Create,
+    Delete,
+    Diff,
+    DiffResult,
+    EnsureShim,
+    LiveTopologyNames,
+    NotVisibleInCache,
+    infrastructure_cluster_ignore_paths,
+    reconcile_steps,
+)
 
 RANDOM = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 Obj = dict[str, Any]
@@ -474,16 +484,6 @@ def test_the_upgrade_step_annotation_is_set_while_after_cluster_upgrade_is_pendi
 
 def _drive_create(fail_kind: str, error: TopologyError) -> list[tuple[str, str]]:
     """Every step of a first reconcile, answered as a server would, with the create of ``fail_kind`` failing."""
-    from clusterclass.topology.reconcile import (
-        Create,
-        Delete,
-        Diff,
-        DiffResult,
-        EnsureShim,
-        LiveTopologyNames,
-        reconcile_steps,
-    )
-
     world = World()
     computation = compute(_cluster(), world.objects())
     steps = reconcile_steps(computation, random.Random(1))
@@ -525,8 +525,6 @@ def test_a_worker_whose_create_failed_has_its_templates_cleaned_up() -> None:
 def test_a_worker_created_but_slow_to_reach_the_cache_keeps_its_templates() -> None:
     """Found at N=100 beside upstream's managers: the create succeeded, the cache lagged past the 5 s wait, and the
     clean-up deleted the templates the new MachineDeployment referenced, leaving it unable to make Machines."""
-    from clusterclass.topology.reconcile import NotVisibleInCache
-
     for kind in ("MachineDeployment", "MachinePool"):
         seen = _drive_create(kind, NotVisibleInCache(f"failed waiting for {kind} {kind} to be visible in the cache"))
         assert ("create", kind) in seen

@@ -36,8 +36,9 @@ LABEL_POOL_NAME = c.LABEL_MACHINE_POOL_NAME
 ANNOTATION_IMAGE = "docker.sim.clusterclass.dev/image"
 ANNOTATION_VERSION = "docker.sim.clusterclass.dev/version"
 
-#: what an instance was built from besides its image (module doc): a hash of the template's fields and the bootstrap
-#: data Secret; an instance without it (made before it existed) is judged by its image alone
+#: what a pool instance was built from besides its image (:mod:`clusterclass.sim.docker.machinepool`, "Rollout"): a
+#: hash of the template's fields and the bootstrap data Secret; an instance without it (made before it existed) is
+#: judged by its image alone
 ANNOTATION_BUILD = "docker.sim.clusterclass.dev/build"
 
 
