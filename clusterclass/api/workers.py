@@ -7,9 +7,12 @@ naming, versions, replicas, timeouts), so the topology code is written once agai
 - a MachineDeployment's bootstrap and infrastructure are *templates*, cloned template-to-template and
   rotated (renamed) when their spec changes; a MachinePool's are *objects* (a bootstrap config and
   an infrastructure machine pool) cloned template-to-object and changed in place;
-- MachineDeployments have a MachineHealthCheck, a rollout strategy, a label selector and a singular
-  ``failureDomain`` in the machine template; MachinePools have none of these but a plural
-  ``spec.failureDomains``.
+- MachineDeployments have a rollout strategy, a label selector and a singular ``failureDomain`` in the machine
+  template; MachinePools have none of these but a plural ``spec.failureDomains``.
+
+Both have a MachineHealthCheck here. Upstream's MachinePool classes and topologies have no ``machineHealthCheck``
+(Cluster API #11392/#13065); clusterclass adds the field to both (its CRDs carry it, see
+:mod:`clusterclass.apiserver.crd.extensions`) and the MachinePool's Machines are what the check selects and remediates.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ MACHINE_POOL = WorkerKind(
     uses_templates=False,
     failure_domain_path=("spec", "failureDomains"),
     failure_domain_field="failureDomains",
-    has_machine_health_check=False,
+    has_machine_health_check=True,  # an extension of upstream's API (module doc)
     has_strategy=False,
     noun="MachinePool",
     infrastructure_noun="InfrastructureMachinePool",

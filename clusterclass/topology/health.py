@@ -1,4 +1,8 @@
-"""MachineHealthChecks for the control plane and MachineDeployments (MachinePools have none).
+"""MachineHealthChecks for the control plane and the workers.
+
+Upstream makes them for the control plane and MachineDeployments; clusterclass also for MachinePools whose class or
+topology defines one (an extension of upstream's API, :mod:`clusterclass.apiserver.crd.extensions`): the check
+selects the pool's Machines by the topology's pool-name label, as a MachineDeployment's selects its Machines.
 
 Whether a health check exists follows upstream: the topology's ``machineHealthCheck`` wins when
 it sets any check field, otherwise the class's; ``enable`` decides when set, and a check defined

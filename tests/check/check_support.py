@@ -68,11 +68,13 @@ def cluster_class(
     machine_infrastructure: bool = False,
     cp_mhc: Obj | None = None,
     md_mhc: Obj | None = None,
+    mp_mhc: Obj | None = None,
     is_reconciled: bool = True,
 ) -> Obj:
     md_infra = md_infrastructure or b.docker_machine_template("md-infra")
     mp_infra = mp_infrastructure or b.docker_machine_pool_template("mp-infra")
     md_fields: Obj = {"machineHealthCheck": md_mhc} if md_mhc is not None else {}
+    mp_fields: Obj = {"machineHealthCheck": mp_mhc} if mp_mhc is not None else {}
     cc = b.cluster_class(
         name,
         infrastructure=b.docker_cluster_template(),
@@ -84,7 +86,7 @@ def cluster_class(
             for c in (md_classes if md_classes is not None else [WORKER_CLASS])
         ],
         machine_pools=[
-            b.worker_class(c, mp_bootstrap or b.kubeadm_config_template("mp-bootstrap"), mp_infra)
+            b.worker_class(c, mp_bootstrap or b.kubeadm_config_template("mp-bootstrap"), mp_infra, **mp_fields)
             for c in (mp_classes if mp_classes is not None else [WORKER_CLASS])
         ],
     )

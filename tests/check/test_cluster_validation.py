@@ -438,6 +438,43 @@ def test_enabling_a_machine_health_check_defined_in_the_class_passes() -> None:
     assert check(obj, reader=reader).errors == []
 
 
+def test_machine_pool_health_checks_are_held_to_the_machine_deployment_rules() -> None:
+    """clusterclass's extension (upstream's MachinePool topologies have no machineHealthCheck): the same rules and
+    the same field paths as a MachineDeployment's."""
+    reader = world(cluster_class(mp_mhc={"maxUnhealthy": 1}))
+    obj = cluster(
+        machine_pools=[
+            pool("mp-0", machineHealthCheck={"enable": True}),
+            pool("mp-1", machineHealthCheck={"nodeStartupTimeout": "10s", "unhealthyRange": "1-3"}),
+        ]
+    )
+    path = "spec.topology.workers.machinePools[1].machineHealthCheck"
+    assert errors(check(obj, reader=reader)) == [
+        (f"{path}.nodeStartupTimeout", "Invalid value", "must be at least 30s"),
+        (f"{path}.unhealthyRange", "Invalid value", "should match '^\\[[0-9]+-[0-9]+\\]$'"),
+    ]
+    defined_nowhere = world(cluster_class())
+    assert errors(
+        check(cluster(machine_pools=[pool("mp-0", machineHealthCheck={"enable": True})]), reader=defined_nowhere)
+    ) == [
+        (
+            "spec.topology.workers.machinePools[0].machineHealthCheck.enable",
+            "Forbidden",
+            "cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the "
+            "ClusterClass",
+        )
+    ]
+
+
+def test_a_machine_pool_remediation_template_namespace_is_defaulted() -> None:
+    reader = world(cluster_class())
+    mhc = {"remediationTemplate": {"kind": "R", "name": "r"}}
+    defaulted, result = admit(cluster(machine_pools=[pool("mp-0", machineHealthCheck=mhc)]), reader=reader)
+    check_ = defaulted["spec"]["topology"]["workers"]["machinePools"][0]["machineHealthCheck"]
+    assert check_["remediationTemplate"]["namespace"] == "default"
+    assert result.errors == []
+
+
 def test_enabling_a_machine_health_check_defined_nowhere_is_forbidden() -> None:
     reader = world(cluster_class(machine_infrastructure=True))
     obj = cluster(

@@ -329,6 +329,18 @@ def test_machine_deployment_machine_health_check_fields(mhc: Obj, expected: list
     assert [e.value for e in result.errors if e.type is INV] == [value for *_, value in expected if value is not None]
 
 
+def test_machine_pool_class_machine_health_check_fields() -> None:
+    """clusterclass's extension (upstream's MachinePool classes have no machineHealthCheck): a MachinePool class's
+    check is held to a MachineDeployment class's rules, with its own field path."""
+    mhc = {"nodeStartupTimeout": "10s", "maxUnhealthy": "40"}
+    result = validate(cluster_class(machine_pools=[mp_class(machineHealthCheck=mhc)]))
+    prefix = "spec.workers.machinePools[0].machineHealthCheck."
+    assert errors_of(result) == [
+        (prefix + "nodeStartupTimeout", INV, "must be at least 30s"),
+        (prefix + "maxUnhealthy", INV, "must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"),  # noqa: E501
+    ]  # fmt: skip
+
+
 def test_valid_machine_deployment_machine_health_check() -> None:
     mhc = {
         "unhealthyConditions": [{"type": "Ready", "status": "Unknown", "timeout": "300s"}],
@@ -606,6 +618,14 @@ def test_dropping_a_machine_health_check_a_cluster_relies_on_is_forbidden() -> N
     assert errors_of(validate(cluster_class(), old, clusters=users)) == [
         ("spec.controlPlane.machineHealthCheck", F, 'MachineHealthCheck cannot be deleted because it is used by Cluster(s) "c1,c2"'),  # noqa: E501
         ("spec.workers.machineDeployments[0].machineHealthCheck", F, 'MachineHealthCheck cannot be deleted because it is used by Cluster(s) "c1,c2"'),  # noqa: E501
+    ]  # fmt: skip
+
+
+def test_dropping_a_machine_pool_health_check_a_cluster_relies_on_is_forbidden() -> None:
+    old = cluster_class(machine_pools=[mp_class(machineHealthCheck={"maxUnhealthy": 1})])
+    user = cluster("c1", machine_pools=[worker_topology("mp1", "aa", machineHealthCheck={"enable": True})])
+    assert errors_of(validate(cluster_class(), old, clusters=[user])) == [
+        ("spec.workers.machinePools[0].machineHealthCheck", F, 'MachineHealthCheck cannot be deleted because it is used by Cluster(s) "c1"'),  # noqa: E501
     ]  # fmt: skip
 
 

@@ -27,6 +27,7 @@ from clusterclass.api.conversion import (
     translate_path,
 )
 from clusterclass.apiserver.crd.definitions import CrdInfo, parse_crd
+from clusterclass.apiserver.crd.extensions import with_extensions
 
 V1BETA1 = "cluster.x-k8s.io/v1beta1"
 V1BETA2 = "cluster.x-k8s.io/v1beta2"
@@ -120,11 +121,12 @@ def has(obj: Any, path: str) -> bool:
 
 @functools.cache
 def crd(plural: str) -> CrdInfo:
-    return parse_crd(yaml.safe_load((CRDS / f"cluster.x-k8s.io_{plural}.yaml").read_text()))
+    return parse_crd(with_extensions(yaml.safe_load((CRDS / f"cluster.x-k8s.io_{plural}.yaml").read_text())))
 
 
 def schema_errors(obj: dict[str, Any]) -> list[str]:
     plural = {
+        "Cluster": "clusters",
         "ClusterClass": "clusterclasses",
         "MachineDeployment": "machinedeployments",
         "MachineSet": "machinesets",
@@ -1191,3 +1193,60 @@ def test_a_reference_without_a_kind_still_converts_both_ways() -> None:
     assert hub["spec"]["controlPlaneRef"] == {"name": "cp"}
     back = convert(hub, V1BETA1, api_versions=bundled_contracts())
     assert back["spec"]["controlPlaneRef"] == {"namespace": "default", "name": "cp"}
+
+
+# --- clusterclass's extension: MachinePool health checks -----------------------------------------------------
+
+POOL_CHECK_V1BETA1 = {
+    "unhealthyConditions": [{"type": "Ready", "status": "Unknown", "timeout": "5m0s"}],
+    "maxUnhealthy": "40%",
+    "nodeStartupTimeout": "10m0s",
+}
+POOL_CHECK_V1BETA2 = {
+    "checks": {
+        "unhealthyNodeConditions": [{"type": "Ready", "status": "Unknown", "timeoutSeconds": 300}],
+        "nodeStartupTimeoutSeconds": 600,
+    },
+    "remediation": {"triggerIf": {"unhealthyLessThanOrEqualTo": "40%"}},
+}
+
+
+def test_a_machine_pool_class_health_check_converts_as_a_machine_deployment_class_does() -> None:
+    """MachinePool classes and topologies have a health check only as clusterclass extends the API: it converts
+    between ``machineHealthCheck`` and ``healthCheck`` with a MachineDeployment's rules, and both versions' schemas
+    (the extended CRDs) keep it."""
+    spoke = copy.deepcopy(CLUSTER_CLASS_V1BETA1)
+    spoke["spec"]["workers"]["machinePools"][0]["machineHealthCheck"] = copy.deepcopy(POOL_CHECK_V1BETA1)
+    hub = up(spoke)
+    assert hub["spec"]["workers"]["machinePools"][0]["healthCheck"] == POOL_CHECK_V1BETA2
+    assert schema_errors(hub) == []
+    assert schema_errors(spoke) == []
+    back = down(without_conversion_data(hub))
+    assert back["spec"]["workers"]["machinePools"][0]["machineHealthCheck"] == POOL_CHECK_V1BETA1
+
+
+def test_a_machine_pool_topology_health_check_converts_with_its_enable() -> None:
+    hub = {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {
+            "topology": {
+                "classRef": {"name": "class1"},
+                "version": "v1.33.0",
+                "workers": {
+                    "machinePools": [
+                        {"name": "mp-0", "class": "pool", "healthCheck": {"enabled": False, **POOL_CHECK_V1BETA2}}
+                    ]
+                },
+            }
+        },
+    }
+    spoke = down(hub)
+    assert spoke["spec"]["topology"]["workers"]["machinePools"][0]["machineHealthCheck"] == {
+        "enable": False,
+        **POOL_CHECK_V1BETA1,
+    }
+    assert schema_errors(spoke) == []
+    assert schema_errors(hub) == []
+    assert up(without_conversion_data(spoke)) == hub

@@ -290,6 +290,39 @@ def test_the_config_applies_with_the_servers_dry_run(installed: Installed) -> No
     assert container["image"] == "clusterclass:0.1.0"
 
 
+def _pool_check(crd: Obj, index: int, field: str, workers: tuple[str, ...]) -> Any:
+    """The schema of a MachinePool's health-check ``field`` in version ``index`` of ``crd``."""
+    node = crd["spec"]["versions"][index]["schema"]["openAPIV3Schema"]
+    for key in workers:
+        node = node["properties"][key]
+    return node["properties"]["machinePools"]["items"]["properties"].get(field)
+
+
+def test_the_crd_extensions_render_with_kustomize_and_patch_with_kubectl(installed: Installed) -> None:
+    """clusterclass's fields beyond upstream's API (MachinePool health checks) are in what ``kubectl kustomize
+    config/crd`` renders, as the embedded cluster installs them, and each patch file is what the README says to give
+    ``kubectl patch crd`` on a management cluster whose CRDs clusterctl installed."""
+    rendered = {
+        d["metadata"]["name"]: d
+        for d in yaml.safe_load_all(kubectl(installed.api.kubeconfig, "kustomize", str(CONFIG / "crd")).stdout)
+    }
+    embedded = {crd["metadata"]["name"]: crd for crd in bundled_crds()}
+    for name, workers in (
+        ("clusters.cluster.x-k8s.io", ("spec", "topology", "workers")),
+        ("clusterclasses.cluster.x-k8s.io", ("spec", "workers")),
+    ):
+        for index, field in ((0, "machineHealthCheck"), (1, "healthCheck")):
+            found = _pool_check(rendered[name], index, field, workers)
+            assert found is not None, f"{name}: no {field} on MachinePools"
+            assert found == _pool_check(embedded[name], index, field, workers)
+        patch_file = CONFIG / "crd" / "patches" / f"extensions_{name.split('.')[0]}.yaml"
+        done = kubectl(
+            installed.api.kubeconfig, "patch", "crd", name, "--type=json", "--patch-file", str(patch_file),
+            "--dry-run=server",
+        )  # fmt: skip
+        assert "patched" in done.stdout
+
+
 def test_run_with_the_simulated_providers_under_the_generated_roles(installed: Installed) -> None:
     admin = installed.api.kubeconfig
     run = RunProcess(installed, "sim", "--sim", "--sim-delays=none", *ELECTION_FLAGS)

@@ -318,11 +318,9 @@ def test_machine_pool_references_point_at_its_objects_not_at_the_templates() -> 
     assert machine_spec["infrastructureRef"]["name"] != "mp-infra"
 
 
-def test_machine_pool_has_no_owner_references_and_no_health_check() -> None:
-    world = world_with_class(MACHINE_POOL, machineHealthCheck={"maxUnhealthy": "40%"})
-    pool = desired(MACHINE_POOL, world, machineHealthCheck={"maxUnhealthy": "10%"})
+def test_machine_pool_has_no_owner_references() -> None:
+    pool = desired(MACHINE_POOL, World())
     assert "ownerReferences" not in pool.object["metadata"]
-    assert pool.machine_health_check is None
     machine_spec = pool.object["spec"]["template"]["spec"]
     assert "providerIDList" not in pool.object["spec"]
     assert not {"failureDomain", "providerID"} & set(machine_spec)
@@ -390,22 +388,28 @@ MHC_DEFAULTS = {"nodeStartupTimeout": "10m0s"}
         ({}, None, MHC_DEFAULTS),
     ],
 )
-def test_machine_deployment_health_check(class_check: Any, topology_check: Any, expected: Any) -> None:
-    world = World(md_class_fields={"machineHealthCheck": class_check} if class_check is not None else {})
+@KINDS
+def test_worker_health_check(kind: WorkerKind, class_check: Any, topology_check: Any, expected: Any) -> None:
+    """Both kinds the same way: a MachinePool's check is clusterclass's extension of upstream's API (upstream makes
+    none for a pool) and selects the pool's Machines by its topology name, as a MachineDeployment's does."""
+    world = world_with_class(kind, **({"machineHealthCheck": class_check} if class_check is not None else {}))
     topology = {"machineHealthCheck": topology_check} if topology_check is not None else {}
-    deployment = desired(MACHINE_DEPLOYMENT, world, **topology)
-    check = deployment.machine_health_check
+    worker = desired(kind, world, **topology)
+    check = worker.machine_health_check
     if expected is None:
         assert check is None
         return
     assert check is not None
-    assert check["metadata"]["name"] == deployment.object["metadata"]["name"]
+    assert check["metadata"]["name"] == worker.object["metadata"]["name"]
     assert check["metadata"]["ownerReferences"] == [CLUSTER_OWNER]
     assert check["spec"] == {
         "clusterName": "cluster1",
-        "selector": {"matchLabels": {b.OWNED: "", b.DEPLOYMENT_NAME: TOPOLOGY_NAME}},
+        "selector": {"matchLabels": {b.OWNED: "", kind.name_label: TOPOLOGY_NAME}},
         **expected,
     }
+    # the Machines the check selects: the worker's template labels carry the selector
+    template_labels = worker.object["spec"]["template"]["metadata"]["labels"]
+    assert check["spec"]["selector"]["matchLabels"].items() <= template_labels.items()
 
 
 # --- names --------------------------------------------------------------------------------------------------

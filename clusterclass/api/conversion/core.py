@@ -437,7 +437,8 @@ def _cluster_steps() -> tuple[Step, ...]:
         ),
         *under(
             f"{topology}.workers.machinePools[]",
-            [drop("variables.overrides[].definitionFrom"), *deletion_timeouts()],
+            # health_check: clusterclass's extension of upstream's API (clusterclass.apiserver.crd.extensions)
+            [drop("variables.overrides[].definitionFrom"), *deletion_timeouts(), *health_check(topology=True)],
         ),
         *legacy_conditions(extra=("failureReason", "failureMessage"), promoted=("controlPlane", "workers")),
         move("status.controlPlaneReady", "status.initialization.controlPlaneInitialized", zero_intent=True),
@@ -498,7 +499,13 @@ def _cluster_class_steps() -> tuple[Step, ...]:
         ),
         *under(
             "spec.workers.machinePools[]",
-            [*class_templates(), *renamed("namingStrategy", "naming"), *deletion_timeouts()],
+            # health_check: clusterclass's extension of upstream's API (clusterclass.apiserver.crd.extensions)
+            [
+                *class_templates(),
+                *renamed("namingStrategy", "naming"),
+                *deletion_timeouts(),
+                *health_check(topology=False),
+            ],
         ),
         *renamed("spec.variables[].metadata", "spec.variables[].deprecatedV1Beta1Metadata"),
         schema_intent("spec.variables[name].schema.openAPIV3Schema"),

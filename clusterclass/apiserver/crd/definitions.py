@@ -26,7 +26,7 @@ does it:
 Compiling a CRD's schemas costs time, so :func:`parse_crd` keeps the result for identical
 CRD specs: every new store installing the bundled Cluster API CRDs reuses one compilation.
 :func:`load_bundled_crds` reads those CRDs from the package (Cluster API v1.14 with the Docker
-provider's, in :mod:`clusterclass.crds` with their license).
+provider's, in :mod:`clusterclass.crds` with their license) and applies clusterclass's extensions to them.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from clusterclass.api.contracts import version_priority
 from clusterclass.api.conversion import ApiVersions, convert, convertible
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.causes import GoText, NamedKind, invalid_error, qualified_kind, to_cause, to_causes
+from clusterclass.apiserver.crd.extensions import with_extensions
 from clusterclass.apiserver.crd.fieldtypes import SchemaFieldTypes
 from clusterclass.apiserver.crd.nodes import Node, Scale
 from clusterclass.apiserver.crd.schema import VersionSchema, default_value_errors
@@ -287,8 +288,9 @@ def load_bundled_crds() -> list[Obj]:
 
     Each serves v1beta1 and v1beta2 (stored) and carries the contract labels upstream's kustomize configuration
     (and so ``clusterctl init``) puts on them (``cluster.x-k8s.io/v1beta1: v1beta1``, ``cluster.x-k8s.io/v1beta2:
-    v1beta2``; see :mod:`clusterclass.api.contracts`). The files are read once per process; every call returns
-    fresh copies.
+    v1beta2``; see :mod:`clusterclass.api.contracts`), with clusterclass's extensions of the API
+    (:mod:`clusterclass.apiserver.crd.extensions`). The files are read once per process; every call returns fresh
+    copies.
     """
     return copy.deepcopy(_bundled())
 
@@ -299,7 +301,7 @@ def _bundled() -> list[Obj]:
     for entry in crd_files():
         for document in yaml.load_all(entry.read_text(encoding="utf-8"), Loader=SAFE_LOADER):
             if isinstance(document, dict) and document.get("kind") == KIND:
-                crds.append(document)
+                crds.append(with_extensions(document))
     return crds
 
 

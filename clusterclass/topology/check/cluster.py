@@ -203,8 +203,10 @@ def default_cluster(cluster: Obj, *, reader: Reader, is_reconciled: IsReconciled
     control_plane = topology.get("controlPlane")
     if isinstance(control_plane, dict):
         _default_remediation_namespace(control_plane, namespace)
-    for _, entry in worker_entries(topology, MACHINE_DEPLOYMENT):
-        _default_remediation_namespace(entry, namespace)
+    for kind in WORKER_KINDS:
+        if kind.has_machine_health_check:
+            for _, entry in worker_entries(topology, kind):
+                _default_remediation_namespace(entry, namespace)
 
     class_name = topology.get("class")
     if not isinstance(class_name, str) or not class_name:
@@ -476,8 +478,7 @@ class _ClusterCheck:
         for kind in WORKER_KINDS:
             self.errors.extend(worker_topology_errors(kind, workers[kind], cc if reconciled else None))
         if cc is not None and reconciled:
-            deployments = workers[MACHINE_DEPLOYMENT]
-            self.errors.extend(_machine_health_check_errors(control_plane, deployments, cc, self.namespace))
+            self.errors.extend(_machine_health_check_errors(control_plane, workers, cc, self.namespace))
             self.errors.extend(self.variable_errors(topology, workers, cc))
 
         if self.old is not None:
@@ -845,11 +846,12 @@ def _mhc_topology_errors(
 
 def _machine_health_check_errors(
     control_plane: Mapping[str, Any],
-    deployments: list[tuple[int, dict[str, Any]]],
+    workers: Mapping[WorkerKind, list[tuple[int, dict[str, Any]]]],
     cc: Obj,
     namespace: str,
 ) -> list[FieldError]:
-    """Topology MachineHealthChecks (control plane and MachineDeployments; MachinePools have none)."""
+    """Topology MachineHealthChecks: the control plane's and every worker's (MachineDeployments, and MachinePools
+    as clusterclass extends them — docs/upstream-differences.md)."""
     cp_class = dig(cc, "spec", "controlPlane")
     cp_class = cp_class if isinstance(cp_class, dict) else {}
     errors = _mhc_topology_errors(
@@ -859,21 +861,20 @@ def _machine_health_check_errors(
         cp_class.get("machineHealthCheck"),
         cp_without_machines=cp_class.get("machineInfrastructure") is None,
     )
-    md_classes = dig(cc, "spec", "workers", MACHINE_DEPLOYMENT.list_key)
-    by_class = {
-        wc["class"]: wc
-        for wc in (md_classes if isinstance(md_classes, list) else [])
-        if isinstance(wc, dict) and isinstance(wc.get("class"), str)
-    }
-    for index, entry in deployments:
-        mhc = entry.get("machineHealthCheck")
-        md_class = by_class.get(entry.get("class")) if isinstance(entry.get("class"), str) else None
-        path = f"{_worker_path(MACHINE_DEPLOYMENT, index)}.machineHealthCheck"
-        if md_class is None:
-            # An undefined class is reported already; only the topology's own fields are checked.
-            errors.extend(_mhc_topology_errors(mhc, path, namespace, {}, cp_without_machines=False))
+    for kind in WORKER_KINDS:
+        if not kind.has_machine_health_check:
             continue
-        errors.extend(
-            _mhc_topology_errors(mhc, path, namespace, md_class.get("machineHealthCheck"), cp_without_machines=False)
-        )
+        classes = dig(cc, "spec", "workers", kind.list_key)
+        by_class = {
+            wc["class"]: wc
+            for wc in (classes if isinstance(classes, list) else [])
+            if isinstance(wc, dict) and isinstance(wc.get("class"), str)
+        }
+        for index, entry in workers[kind]:
+            mhc = entry.get("machineHealthCheck")
+            worker_class = by_class.get(entry.get("class")) if isinstance(entry.get("class"), str) else None
+            path = f"{_worker_path(kind, index)}.machineHealthCheck"
+            # An undefined class is reported already; then only the topology's own fields are checked.
+            class_mhc = {} if worker_class is None else worker_class.get("machineHealthCheck")
+            errors.extend(_mhc_topology_errors(mhc, path, namespace, class_mhc, cp_without_machines=False))
     return errors

@@ -8,8 +8,8 @@ reference that has none. Validation (:func:`validate_cluster_class`) runs, on cr
    namespace, of a ``<name>Template`` kind, with a valid apiVersion;
 3. MachineDeployment and MachinePool classes unique (each kind on its own: the same name may be
    an MD class and an MP class);
-4. MachineHealthCheck classes (control plane, needing ``machineInfrastructure``, and MachineDeployment
-   classes; MachinePools have none);
+4. MachineHealthCheck classes (control plane, needing ``machineInfrastructure``, and worker classes —
+   MachinePool classes' are clusterclass's extension of upstream's API);
 5. naming strategies rendered with sample inputs into DNS-1123 subdomains;
 6. variable definitions (§5.9);
 7. patches (§6.3, :mod:`clusterclass.topology.check.patches`);
@@ -228,8 +228,8 @@ def worker_classes_unique(cc: Mapping[str, Any], kind: WorkerKind) -> list[Field
 
 
 def machine_health_check_errors(cc: Mapping[str, Any]) -> list[FieldError]:
-    """The control plane's MachineHealthCheck (which needs ``machineInfrastructure``) and each
-    MachineDeployment class's. MachinePool classes have none."""
+    """The control plane's MachineHealthCheck (which needs ``machineInfrastructure``) and each worker class's
+    (MachineDeployment classes, and MachinePool classes as clusterclass extends them)."""
     namespace = namespace_of(cc)
     errors: list[FieldError] = []
     control_plane = _control_plane(cc)
@@ -431,8 +431,8 @@ def _health_check_dropped(names_using: list[str], path: str) -> list[FieldError]
 def dropped_health_checks_in_use(
     clusters: list[Obj], old_cc: Mapping[str, Any], new_cc: Mapping[str, Any]
 ) -> list[FieldError]:
-    """A MachineHealthCheck removed from the control plane or a MachineDeployment class must not be one
-    that a Cluster enables without defining its own."""
+    """A MachineHealthCheck removed from the control plane or a worker class must not be one that a Cluster
+    enables without defining its own."""
     errors: list[FieldError] = []
     if _control_plane(old_cc).get("machineHealthCheck") is not None and (
         _control_plane(new_cc).get("machineHealthCheck") is None

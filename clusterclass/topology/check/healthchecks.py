@@ -1,8 +1,8 @@
 """MachineHealthCheck rules shared by the Cluster and ClusterClass checks (upstream's common MHC fields).
 
-A ``MachineHealthCheckClass`` can be written in a ClusterClass (control plane, MachineDeployment
-classes) and overridden in a Cluster's topology; both are held to the same rules, decided here.
-MachinePools have no MachineHealthCheck.
+A ``MachineHealthCheckClass`` can be written in a ClusterClass (control plane, MachineDeployment and — as
+clusterclass extends upstream's API — MachinePool classes) and overridden in a Cluster's topology; both are held to
+the same rules, decided here.
 """
 
 from __future__ import annotations
