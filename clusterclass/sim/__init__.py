@@ -4,7 +4,7 @@ Everything a ClusterClass-based Cluster needs besides the topology controller, a
 the same :class:`~clusterclass.kube.client.Client` and controller runtime, so they run on the
 embedded management cluster and against a real kube-apiserver alike:
 
-- ``core/``: the Cluster, MachineDeployment, MachineSet, Machine and MachinePool controllers;
+- ``core/``: the Cluster, MachineDeployment, MachineSet, Machine, MachinePool and MachineHealthCheck controllers;
 - ``kubeadm/``: the KubeadmControlPlane and KubeadmConfig (bootstrap) providers, with the Cluster's
   certificates and kubeconfig Secret;
 - ``docker/``: DockerCluster, DockerMachine and DockerMachinePool — the quick-start's infrastructure,
@@ -35,6 +35,7 @@ from clusterclass.sim.base import DEFAULT_WORKERS, ProviderController, SimContex
 from clusterclass.sim.core.cluster import ClusterController
 from clusterclass.sim.core.machine import MachineController
 from clusterclass.sim.core.machinedeployment import MachineDeploymentController
+from clusterclass.sim.core.machinehealthcheck import MachineHealthCheckController
 from clusterclass.sim.core.machinepool import MachinePoolController
 from clusterclass.sim.core.machineset import MachineSetController
 from clusterclass.sim.docker.cluster import (
@@ -60,6 +61,7 @@ PROVIDERS: tuple[type[ProviderController], ...] = (
     MachineSetController,
     MachineController,
     MachinePoolController,
+    MachineHealthCheckController,
     KubeadmControlPlaneController,
     KubeadmConfigController,
     DockerClusterController,

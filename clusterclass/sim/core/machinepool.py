@@ -12,7 +12,9 @@ is gone, has another uid (a Node registered again under the same name, as a reim
 providerID the pool no longer lists. Upstream compares the counts only, so its nodeRefs keep a replaced Node's uid
 for good (Cluster API #12388); here they are rebuilt, and ``describe`` and the topology's upgrade check read the
 Nodes that run. When the infrastructure pool names an ``infrastructureMachineKind``, each of its machines gets a
-MachinePool Machine (no version, no bootstrap config of its own).
+MachinePool Machine (no version, no bootstrap config of its own). A MachinePool Machine a MachineHealthCheck marked
+for remediation is deleted (its infrastructure machine with it), and the infrastructure pool brings a replacement
+instance: what Cluster API PR #11392 proposes; upstream's MachinePool remediates nothing.
 
 Deleting a MachinePool deletes its bootstrap config and infrastructure pool, waits until both are
 gone, then deletes Nodes it still names that the pool no longer lists, and lets the pool go.
@@ -27,7 +29,7 @@ from clusterclass.api.conditions import MetaCondition, false, mirror, set_condit
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
 from clusterclass.errors import ClusterClassError
-from clusterclass.kube.indexes import LABEL_INDEX
+from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX
 from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
@@ -46,6 +48,7 @@ from clusterclass.sim.core.machine import (
     UNINITIALIZED_TAINT,
     synced_label,
 )
+from clusterclass.sim.core.machinehealthcheck import remediate
 from clusterclass.sim.workload import WorkloadCluster
 from clusterclass.topology import versions
 
@@ -192,6 +195,9 @@ class MachinePoolController(ProviderController):
         status["infrastructureReady"] = ready
         set_conditions(pool, [mirror(infra, INFRASTRUCTURE_READY, "WaitingForInfrastructure")], now)
         await self._pool_machines(pool, infra, cluster)
+        # the unhealthy Machines a MachineHealthCheck marked go, and the infrastructure pool replaces their
+        # instances (Cluster API PR #11392's proposal; upstream's MachinePool does not remediate)
+        await remediate(self, pool, self.machines.by_index(CONTROLLER_INDEX, str(dig(pool, "metadata", "uid"))))
         if not ready:
             return None
         provider_ids = list(dig(infra, "spec", "providerIDList") or [])

@@ -5,7 +5,8 @@ A MachineSet owns the Machines its selector matches (adopting orphans), keeps th
 the bootstrap config and infrastructure machine from the template's references first — and deletes
 surplus ones in the order of its ``deletePolicy`` (deleting ones first, then those annotated
 ``cluster.x-k8s.io/delete-machine``, then unhealthy ones; ``Random`` breaks ties by name, ``Oldest`` and
-``Newest`` by age). Its status counts Machines (``replicas``), those whose Node is Ready
+``Newest`` by age). Machines a MachineHealthCheck marked ``OwnerRemediated=False`` are deleted (and replaced once
+gone). Its status counts Machines (``replicas``), those whose Node is Ready
 (``readyReplicas``) and those Ready for ``minReadySeconds`` (``availableReplicas``).
 """
 
@@ -32,6 +33,7 @@ from clusterclass.sim.base import (
 from clusterclass.sim.cloning import clone_from_template
 from clusterclass.sim.core.machine import FINALIZER as MACHINE_FINALIZER
 from clusterclass.sim.core.machine import node_ready_since
+from clusterclass.sim.core.machinehealthcheck import remediate
 
 LABEL_SET_NAME = c.LABEL_MACHINE_SET_NAME
 ANNOTATION_DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"
@@ -111,6 +113,7 @@ class MachineSetController(ProviderController):
             return None
         machines = await self._machines(machine_set)
         await self._sync_in_place(machine_set, machines)
+        await remediate(self, machine_set, machines)  # the count stays: a deleting Machine is replaced once gone
         spec = machine_set["spec"]
         desired = int(spec.get("replicas", 1))
         diff = len(machines) - desired

@@ -10,7 +10,8 @@ says (``node``, ``apiServer``, ``etcd``), and reports how long until the next st
 The Node reports the version the machine was bootstrapped with as ``status.nodeInfo.kubeletVersion``
 — exactly the Machine's or MachinePool's version string, which is what the topology controller
 compares — a deterministic InternalIP, and the usual conditions. Everything else a Node carries is
-plausible filler.
+plausible filler. A Node marked unhealthy by anyone else is left so (:func:`still_starting`): the simulated machine
+is broken, for a MachineHealthCheck to find.
 """
 
 from __future__ import annotations
@@ -89,6 +90,17 @@ def node_status(name: str, version: str, *, ready: bool, now: str) -> Obj:
     }
 
 
+def still_starting(node: Obj) -> bool:
+    """Whether a Node's readiness is the kubelet's own "not ready yet" of registration (or not reported yet).
+
+    Only such a Node is brought to Ready. A Node something else marked unhealthy — the node lifecycle controller's
+    ``Ready: Unknown`` when a kubelet stops posting, a user's ``kubectl patch node --subresource=status`` standing in
+    for a broken machine — stays so, as on a machine that really broke: that is what a MachineHealthCheck catches.
+    """
+    ready = next((x for x in dig(node, "status", "conditions") or [] if x.get("type") == "Ready"), None)
+    return ready is None or (ready.get("status") == "False" and ready.get("reason") == "KubeletNotReady")
+
+
 def kubelet_of(image: str, fallback: str | None) -> str | None:
     """The kubelet a node image runs: the tag of a ``kindest/node`` image (``_`` back to ``+``), else ``fallback``."""
     repository, _, tag = image.rpartition(":")
@@ -130,7 +142,7 @@ class Kubelet:
                 "v1", "Node", self.node, {"spec": {"providerID": self.provider_id}}, field_manager="manager"
             )
         waits: list[float] = []
-        if not is_ready(node):
+        if not is_ready(node) and still_starting(node):
             left = self.timing.remaining("node", self.uid)
             if left > 0:
                 waits.append(left)
