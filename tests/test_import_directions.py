@@ -18,12 +18,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "clusterclass"
 
 # The first component below ``clusterclass`` of every module, and what it may import besides itself.
-BASE = {"errors", "fielderrors", "yamlio", "crds"}
+BASE = {"errors", "fielderrors", "yamlio", "crds", "privatefiles"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "crds": set(),  # the upstream CRDs as package data
     "fielderrors": {"errors"},
     "yamlio": set(),
+    "privatefiles": set(),  # writing owner-only files
     "api": {"errors", "crds", "yamlio"},
     "schema": {"api", "errors", "fielderrors"},
     "topology": BASE | {"api", "schema"},

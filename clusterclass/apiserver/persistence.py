@@ -103,6 +103,7 @@ class SqliteState:
         try:
             if not readonly:
                 self._lock_file = _lock_exclusively(self.path)
+                _owner_only(self.path)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a commit is exactly one transaction
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -235,6 +236,13 @@ class SqliteState:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+def _owner_only(path: str) -> None:
+    """Create the state file readable and writable by its owner only (0600), or narrow an existing one to that: it
+    holds Secrets. SQLite makes its write-ahead log and shared-memory files with the database file's mode."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    os.chmod(path, 0o600)
 
 
 def _lock_exclusively(path: str) -> int:

@@ -23,6 +23,7 @@ from rich.console import Console
 
 from clusterclass.cli.running import run_to_exit
 from clusterclass.errors import ClusterClassError
+from clusterclass.privatefiles import write_private
 
 log = logging.getLogger("clusterclass.up")
 
@@ -272,9 +273,7 @@ async def _up(
                 if layout is not None
                 else Path(f"{namespace}-{name}.kubeconfig")
             )
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(base64.b64decode(secret["data"]["value"]))
-            target.chmod(0o600)
+            write_private(target, base64.b64decode(secret["data"]["value"]))
             workload_configs.append((namespace, name, target))
         if clusters:
             console.print("")

@@ -159,7 +159,7 @@ class WorkloadClusters:
                 return found
             path = self._state_path(namespace, name)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # its Secrets are its owner's alone
             store = MemoryStore(state_path=path, cluster_api_crds=False)
             try:
                 store.get("v1", "Namespace", SYSTEM_NAMESPACE)

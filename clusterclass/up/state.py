@@ -9,17 +9,20 @@
 - ``workloads/<namespace>/<cluster>.db``: each simulated workload cluster's Nodes and Pods;
 - ``<namespace>-<cluster>.kubeconfig``: each Cluster's admin kubeconfig, copied from its Secret;
 - ``up.log``: the controllers' log.
+
+Everything here is readable by its owner only (directories 0700, files 0600): the state holds Secrets, the CA key
+and admin kubeconfigs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from clusterclass.apiserver.front.serving import DEFAULT_GROUPS, DEFAULT_USER, Credentials
 from clusterclass.kube.certs import CertificateAuthority
+from clusterclass.privatefiles import write_private
 
 DEFAULT_STATE = Path(".clusterclass/state.db")
 CA_NAME = "clusterclass-management-ca"
@@ -55,8 +58,13 @@ class StateLayout:
         return self.state_file.exists()
 
     def prepare(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "pki").mkdir(exist_ok=True)
+        """Make the directories, readable by their owner only: they hold the management cluster's CA key, the
+        workload clusters' state and admin kubeconfigs (the state file itself is made 0600 by its store)."""
+        if self.state_file.parent == DEFAULT_STATE.parent and not self.state_file.parent.exists():
+            self.state_file.parent.mkdir(mode=0o700, parents=True)  # our own ``.clusterclass``, not a user's directory
+        for directory in (self.directory, self.directory / "pki", self.workloads):
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            directory.chmod(0o700)  # a directory an earlier version made with the umask's mode
 
     def credentials(self) -> Credentials:
         """The management API's credentials, from the kept CA (made on the first run)."""
@@ -67,9 +75,7 @@ class StateLayout:
         else:
             ca = CertificateAuthority(CA_NAME)
             cert.write_bytes(ca.cert_pem)
-            descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with open(descriptor, "wb") as handle:
-                handle.write(ca.key_pem)
+            write_private(key, ca.key_pem)
         server = ca.issue_server(["localhost", "127.0.0.1"])
         client = ca.issue_client(DEFAULT_USER, list(DEFAULT_GROUPS))
         return Credentials(ca.cert_pem, server, client, DEFAULT_USER)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from clusterclass.api.objects import Obj
 from clusterclass.kube.certs import CertificateAuthority
+from clusterclass.privatefiles import write_private
 from clusterclass.webhooks.handlers import WEBHOOKS, WebhookType
 
 
@@ -36,9 +37,7 @@ class ServingCertificate:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "ca.crt").write_bytes(self.ca_pem)
         (directory / "tls.crt").write_bytes(self.cert_pem)
-        key = directory / "tls.key"
-        key.write_bytes(self.key_pem)
-        key.chmod(0o600)
+        write_private(directory / "tls.key", self.key_pem)
 
 
 def service_hosts(service: str, namespace: str) -> list[str]:

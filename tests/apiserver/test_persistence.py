@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -16,6 +18,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.apiserver.persistence import Key, SqliteState, StateError
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.errors import ClusterClassError
+from clusterclass.privatefiles import write_private
 
 
 def config_map(name: str, namespace: str = "default", **data: str) -> tuple[Key, Obj]:
@@ -288,3 +291,31 @@ def test_a_store_killed_mid_stream_restarts_with_every_acknowledged_object(path:
     with SqliteState(path, readonly=True) as state:
         names = sorted(o["metadata"]["name"] for o in state.load()[0] if o["kind"] == "ConfigMap")
     assert names == ["after"]  # the cascade reached the file
+
+
+def test_the_state_file_and_its_log_are_owner_only_even_when_made_under_a_loose_umask(tmp_path: Path) -> None:
+    """The state holds Secrets: a new file is 0600 from its first byte, and an older 0644 one is narrowed."""
+    old_umask = os.umask(0o022)
+    try:
+        state = SqliteState(tmp_path / "state.db")
+        state.close()
+        loose = tmp_path / "loose.db"
+        loose.touch(mode=0o644)
+        SqliteState(loose).close()
+    finally:
+        os.umask(old_umask)
+    for path in tmp_path.iterdir():
+        if path.name.endswith((".db", ".db-wal", ".db-shm", ".lock")):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path.name} is {oct(path.stat().st_mode)}"
+
+
+def test_write_private_never_shows_the_umask_mode(tmp_path: Path) -> None:
+    target = tmp_path / "dir" / "kubeconfig"
+    stale = tmp_path / "dir" / ".kubeconfig.tmp"
+    stale.parent.mkdir()
+    stale.write_bytes(b"left by a crash")
+    stale.chmod(0o644)
+    write_private(target, b"secret")
+    assert target.read_bytes() == b"secret"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert not stale.exists()

@@ -8,15 +8,19 @@ kubeconfigs, and — while it serves — answers to real kubectl and ``clustercl
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 from support.real_apiserver import find_binary
 
 from clusterclass.apiserver.persistence import SqliteState
@@ -78,6 +82,40 @@ def test_up_brings_the_example_to_ready_and_a_second_run_resumes_without_writing
     assert versions(state, tmp_path) == before, "the restart rewrote objects"
 
 
+def listening_addresses(port: int) -> set[str]:
+    """The IPv4 and IPv6 addresses a TCP socket of this machine listens on at ``port`` (from /proc/net)."""
+    found = set()
+    for table, size in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if state != "0A" or int(hex_port, 16) != port:  # 0A: LISTEN
+                    continue
+                raw = bytes.fromhex(address)
+                if size == 4:
+                    found.add(str(ipaddress.IPv4Address(raw[::-1])))
+                else:
+                    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+                    found.add(str(ipaddress.IPv6Address(words)))
+    return found
+
+
+def assert_owner_only(state: Path) -> None:
+    """What ``up`` keeps is its owner's alone: every directory 0700, every file holding a Secret, a key or a
+    credential 0600 (the state databases, kubeconfigs, the CA key)."""
+    secret_files = [
+        p
+        for p in state.rglob("*")
+        if p.is_file() and (".db" in p.name or p.name.endswith("kubeconfig") or p.name.endswith(".key"))
+    ]
+    assert any(p.name == "state.db" for p in secret_files) and any(p.name == "ca.key" for p in secret_files)
+    for path in secret_files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path} is {oct(path.stat().st_mode)}"
+    for path in [state, *(p for p in state.rglob("*") if p.is_dir())]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, f"{path} is {oct(path.stat().st_mode)}"
+
+
 def test_up_serves_kubectl_and_describe_until_sigterm(tmp_path: Path) -> None:
     kubectl, _ = find_binary("kubectl")
     if kubectl is None:
@@ -130,6 +168,19 @@ def test_up_serves_kubectl_and_describe_until_sigterm(tmp_path: Path) -> None:
             "True",
             "Available",
         ]
+        # the workload cluster's admin credentials are signed by that Cluster's CA: worth nothing on the management API
+        management_ca = str(tmp_path / ".clusterclass" / "state.db.d" / "pki" / "ca.crt")
+        server = yaml.safe_load(Path(management).read_text())["clusters"][0]["cluster"]["server"]
+        crossed = subprocess.run(
+            [str(kubectl), "--kubeconfig", workload, "--server", server, "--certificate-authority", management_ca,
+             "get", "clusters", "-A"],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        assert crossed.returncode != 0 and "demo" not in crossed.stdout, crossed.stdout
+        # the management API listens on loopback only
+        port = int(server.rsplit(":", 1)[1])
+        assert server.startswith("https://127.0.0.1:")
+        assert listening_addresses(port) == {"127.0.0.1"}
         legacy = run([*COMMAND, "describe", "cluster", "demo", "--v1beta2=false", "--kubeconfig", management], tmp_path)
         assert legacy.stdout.splitlines()[0].split() == ["NAME", "READY", "SEVERITY", "REASON", "SINCE", "MESSAGE"]
         assert "MachinePool/demo-mp-1-" in legacy.stdout
@@ -137,6 +188,7 @@ def test_up_serves_kubectl_and_describe_until_sigterm(tmp_path: Path) -> None:
         out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
         assert "stopping" in out
+        assert_owner_only(tmp_path / ".clusterclass")
     finally:
         if process.poll() is None:
             process.kill()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import os
 import socket
 import ssl
@@ -38,6 +39,7 @@ from clusterclass.apiserver.front.app import make_app
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.kube.certs import CertificateAuthority, KeyPair
 from clusterclass.kube.http.tls import load_key_pair, ssl_context
+from clusterclass.privatefiles import write_private
 from clusterclass.yamlio import dump_yaml
 
 DEFAULT_HOST = "127.0.0.1"
@@ -113,13 +115,9 @@ def kubeconfig(url: str, credentials: Credentials, *, name: str = CONTEXT_NAME) 
 
 def write_kubeconfig(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
     """Write ``document`` to ``path`` readable by the owner only (it holds a private key); the path written."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.tmp")
-    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-        dump_yaml(document, handle)
-    os.replace(temporary, target)
-    return target
+    text = io.StringIO()
+    dump_yaml(document, text)
+    return write_private(path, text.getvalue().encode())
 
 
 @dataclass
