@@ -93,6 +93,7 @@ from clusterclass.apiserver.crd.controllers import CRD_CONTROLLER, CRD_KIND
 from clusterclass.apiserver.crd.controllers import bundled_crds as bundled_crds
 from clusterclass.apiserver.crd.definitions import GROUP as CRD_GROUP
 from clusterclass.apiserver.crd.definitions import CrdInfo, FieldValidation, defaulted_spec, parse_crd
+from clusterclass.apiserver.etcdlimits import size_error
 from clusterclass.apiserver.gc import GarbageCollector, deletion_finalizers
 from clusterclass.apiserver.json_patch import apply_json_patch
 from clusterclass.apiserver.objectmeta import (
@@ -1262,6 +1263,9 @@ class MemoryStore:
         kind_key = (info.group, info.kind)
         meta = obj["metadata"]
         name_key = (meta.get("namespace", "") if info.namespaced else "", meta["name"])
+        too_large = size_error(obj, f"/registry/{info.group}/{info.resource}/{name_key[0]}/{name_key[1]}")
+        if too_large is not None:
+            raise too_large  # before anything changed: the transaction's earlier writes are undone
         bucket = self._objects[kind_key]
         previous = bucket.get(name_key)
         if bump:

@@ -135,6 +135,31 @@ WEBHOOKS: tuple[Webhook, ...] = (
 Handler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
 
 
+def as_the_api_server_sends_it(request: AdmissionRequest) -> AdmissionRequest:
+    """``request`` with its objects' ``metadata.namespace`` (and a new object's name) filled in from the request, as
+    kube-apiserver sets them before admission; ValueError for an object whose ``metadata`` is not an object (which
+    kube-apiserver would not have decoded). The handlers then always see where an object lives."""
+    objects = []
+    for obj in (request.object, request.old_object):
+        if obj is None:
+            objects.append(None)
+            continue
+        metadata = obj.get("metadata", {})
+        if metadata is None:
+            metadata = {}
+        if not isinstance(metadata, dict):
+            raise ValueError("metadata: must be an object")
+        filled = dict(metadata)
+        if request.namespace and not filled.get("namespace"):
+            filled["namespace"] = request.namespace
+        if request.name and not filled.get("name") and not filled.get("generateName"):
+            filled["name"] = request.name
+        objects.append({**obj, "metadata": filled} if filled != metadata or "metadata" not in obj else obj)
+    if objects == [request.object, request.old_object]:
+        return request
+    return replace(request, object=objects[0], old_object=objects[1])
+
+
 class AdmissionHandlers:
     """The six handlers over the manager's caches (module doc); :meth:`handler` finds one by webhook."""
 
@@ -165,6 +190,10 @@ class AdmissionHandlers:
         handle = self._handlers[webhook.name]
 
         async def versioned(request: AdmissionRequest) -> AdmissionResponse:
+            try:
+                request = as_the_api_server_sends_it(request)
+            except ValueError as err:
+                return denied(make_status(400, "BadRequest", f"cannot read the {request.kind}: {err}"))
             return await self._in_pipeline_version(request, handle)
 
         return versioned

@@ -50,6 +50,8 @@ KUBERNETES_MAJOR = "1"
 KUBERNETES_MINOR = "37"
 GIT_VERSION = f"v{KUBERNETES_MAJOR}.{KUBERNETES_MINOR}.0+clusterclass-{__version__}"
 
+#: kube-apiserver's largest request body (3 MiB); etcd's own limits apply to what is stored (apiserver.etcdlimits)
+MAX_BODY_BYTES = 3 * 1024 * 1024
 REQUIRE_CLIENT_CERT: web.AppKey[bool] = web.AppKey("require_client_cert", bool)
 #: paths anyone may read, as kube-apiserver's ``system:public-info-viewer`` role allows
 PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
@@ -85,6 +87,10 @@ async def status_errors(request: web.Request, handler: Handler) -> web.StreamRes
         return error_response(not_found())
     except web.HTTPMethodNotAllowed:
         return error_response(method_not_allowed())
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(
+            ApiError(make_status(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}"))
+        )
     except web.HTTPException:
         raise
     except Exception as err:  # a bug: answer as kube-apiserver does, never with a traceback
@@ -219,7 +225,7 @@ async def _close_watches(app: web.Application) -> None:
 
 def make_app(store: MemoryStore, *, require_client_cert: bool = True) -> web.Application:
     """The application serving ``store``; ``require_client_cert`` False serves anonymous requests (tests)."""
-    app = web.Application(middlewares=[status_errors, authenticate], client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=[status_errors, authenticate], client_max_size=MAX_BODY_BYTES)
     app[REQUIRE_CLIENT_CERT] = require_client_cert
     app[OPEN_WATCHES] = set()
     app.on_shutdown.append(_close_watches)
