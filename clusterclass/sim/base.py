@@ -33,10 +33,11 @@ from clusterclass.controllers.runtime.events import EventRecorder
 from clusterclass.controllers.runtime.manager import Manager
 from clusterclass.controllers.runtime.predicates import Predicate, is_paused
 from clusterclass.kube.client import Client
-from clusterclass.kube.errors import NotFound
+from clusterclass.kube.errors import ApiError, NotFound
 from clusterclass.kube.gotext import rfc3339
 from clusterclass.kube.indexes import CONTROLLER_INDEX, LABEL_INDEX
 from clusterclass.kube.informer import Informer
+from clusterclass.kube.outcome import created_anyway, delete_retrying
 from clusterclass.sim.conditions import paused_condition, set_v1beta2
 from clusterclass.sim.timing import NONE, Timing
 from clusterclass.sim.versions import SimManager
@@ -392,6 +393,18 @@ class ProviderController:
 
     # -- writing --------------------------------------------------------------------------------------
 
+    async def create(self, obj: Obj, *, field_manager: str | None = None) -> Obj:
+        """Create ``obj`` (named by the caller); when the create fails in a way that does not say whether it was
+        made (a 5xx, a timeout), the object found under its name instead (:mod:`clusterclass.kube.outcome`), so a
+        lost answer neither duplicates it nor gets what was made for it cleaned up."""
+        try:
+            return await self.manager.client.create(obj, field_manager=field_manager)
+        except ApiError as err:
+            found = await created_anyway(self.manager.client, obj, err)
+            if found is None:
+                raise
+            return found
+
     async def write(self, before: Obj, after: Obj) -> Obj:
         return await write(self.manager, before, after)
 
@@ -488,9 +501,10 @@ def requeue_min(*values: float | None) -> float | None:
 
 
 async def delete_if_present(client: Client, api_version: str, kind: str, name: str, namespace: str | None) -> bool:
-    """Delete an object; whether it was there (a NotFound is no error: someone deleted it already)."""
+    """Delete an object; whether it was there (a NotFound is no error: someone deleted it already). Transient errors
+    are retried: what this deletes is mostly a clean-up, which must not leak on one 500."""
     try:
-        await client.delete(api_version, kind, name, namespace=namespace or None)
+        await delete_retrying(client, api_version, kind, name, namespace=namespace or None)
     except NotFound:
         return False
     return True

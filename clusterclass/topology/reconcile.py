@@ -72,9 +72,19 @@ WORKER_VERSION: Path = ("spec", "template", "spec", "version")
 # --- the steps ---------------------------------------------------------------------------------------------
 
 
-class NotVisibleInCache(TopologyError):
-    """A write succeeded but the controller's cache did not show it in time: the object exists, so nothing made for
-    it may be cleaned up (a failed create's clean-up must not delete what a created object references)."""
+class MayExist(TopologyError):
+    """A write that failed as far as the caller knows, but whose object may exist: nothing made for it may be cleaned
+    up (a failed create's clean-up must not delete what a created object references). Every other TopologyError
+    of a write means it was not made."""
+
+
+class NotVisibleInCache(MayExist):
+    """A write succeeded but the controller's cache did not show it in time: the object exists."""
+
+
+class OutcomeUnknown(MayExist):
+    """A create answered with an error that does not say whether it was applied (a 5xx, a timeout, a lost
+    connection) and whose object could not be looked up afterwards either."""
 
 
 @dataclass(frozen=True)
@@ -246,8 +256,10 @@ class _Reconcile:
             infrastructure_cluster,
             ignore=infrastructure_cluster_ignore_paths(infrastructure_cluster),
         )
-        yield from self.control_plane(shim)
-        yield from self.cluster()
+        new_control_plane_template = yield from self.control_plane(shim)
+        # the Cluster's refs to a new control plane: when that write fails, the control plane goes with the shim
+        # (garbage collection), and the machine template made for it here (the Cluster owns it) is deleted now
+        yield from self.holder_write(self.cluster(), new_control_plane_template)
         for kind in (MACHINE_DEPLOYMENT, MACHINE_POOL):
             yield from self.workers(kind)
 
@@ -340,30 +352,39 @@ class _Reconcile:
 
     # --- stages -------------------------------------------------------------------------------------------
 
-    def control_plane(self, shim: Obj | None) -> Steps:
+    def control_plane(self, shim: Obj | None) -> Generator[Step, Any, list[Obj]]:
+        """The control plane, its machine template and health check; returns the machine template made for a new
+        control plane (nothing but it references the template until the Cluster does)."""
         current, desired = self.current, self.desired
         yield from self.health_check(
             current.control_plane_machine_health_check, desired.control_plane_machine_health_check
         )
         if self.upgrades.control_plane.is_pending_upgrade:
-            return
+            return []
         cp = desired.control_plane if shim is None else with_shim_owner(desired.control_plane, shim)
         replaced = None
+        made: list[Obj] = []
         template = desired.control_plane_infrastructure_machine_template
         if template is not None:
+            current_template = current.control_plane_infrastructure_machine_template
             template, replaced = yield from self.rotated_template(
-                current.control_plane_infrastructure_machine_template,
+                current_template,
                 template,
                 names.control_plane_machine_template_prefix(name_of(desired.cluster)),
                 SAME_GROUP_KIND_NAMESPACE,
             )
+            if current_template is None or replaced is not None:
+                made.append(template)  # created just now: only the control plane will reference it
             cp = copy.deepcopy(cp)
             cp_contract = self.computation.blueprint.control_plane_contract
             path = cp_contract.MACHINE_TEMPLATE_INFRASTRUCTURE_REF
             set_path(cp, path, cp_contract.infrastructure_ref(desired_ref(dig(cp, *path), template)))
-        yield from self.referenced_object(current.control_plane, cp, version=CONTROL_PLANE_VERSION)
+        yield from self.holder_write(
+            self.referenced_object(current.control_plane, cp, version=CONTROL_PLANE_VERSION), made
+        )
         if replaced is not None:
             yield Delete(replaced, note="replaced by template rotation")
+        return made if current.control_plane is None else []
 
     def cluster(self) -> Steps:
         yield from self.update_if_changed(self.current.cluster, self.desired.cluster, cluster=True, wait_for_cache=True)
@@ -405,15 +426,28 @@ class _Reconcile:
         except TopologyError as err:
             yield from self.clean_up(created)
             raise err.wrap(f"failed to create {kind.kind}") from err
-        try:
-            yield Create(worker.object, wait_for_cache=True)
-        except NotVisibleInCache:
-            raise  # created: what it references stays (the next reconcile finds it)
-        except TopologyError:
-            yield from self.clean_up(created)
-            raise
+        yield from self.holder_write(self.create_one(Create(worker.object, wait_for_cache=True)), created)
         if worker.machine_health_check is not None:
             yield Create(worker.machine_health_check)
+
+    @staticmethod
+    def create_one(step: Create) -> Steps:
+        yield step
+
+    def holder_write(self, steps: Steps, made_for_it: list[Obj]) -> Steps:
+        """``steps`` — the write of an object that references ``made_for_it``, just created — and, when it fails,
+        their clean-up, so a failed write leaks nothing (its retry makes new ones under new names). An object that
+        may exist (:class:`MayExist`) keeps what it references: the next reconcile finds it."""
+        if not made_for_it:
+            yield from steps
+            return
+        try:
+            yield from steps
+        except MayExist:
+            raise
+        except TopologyError:
+            yield from self.clean_up(made_for_it)
+            raise
 
     def clean_up(self, created: list[Obj]) -> Steps:
         """Best effort: a failed delete is left to garbage collection, which takes it with the Cluster."""
@@ -441,7 +475,10 @@ class _Reconcile:
         machine_spec = obj["spec"]["template"]["spec"]
         machine_spec["infrastructureRef"] = desired_ref(machine_spec["infrastructureRef"], infrastructure)
         machine_spec["bootstrap"]["configRef"] = desired_ref(machine_spec["bootstrap"]["configRef"], bootstrap)
-        yield from self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION)
+        rotated = [new for new, old in ((infrastructure, old_infrastructure), (bootstrap, old_bootstrap)) if old]
+        yield from self.holder_write(
+            self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION), rotated
+        )
         for old in (old_infrastructure, old_bootstrap):
             if old is not None:
                 yield Delete(
@@ -472,7 +509,10 @@ class _Reconcile:
             obj = copy.deepcopy(obj)
             spec = obj["spec"]["template"]["spec"]
             spec["bootstrap"]["configRef"] = desired_ref(spec["bootstrap"]["configRef"], bootstrap)
-        yield from self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION)
+        yield from self.holder_write(
+            self.update_if_changed(state.object, obj, wait_for_cache=True, version=WORKER_VERSION),
+            [bootstrap] if old_bootstrap is not None else [],
+        )
         if old_bootstrap is not None:
             # at once, where a MachineDeployment's replaced template waits until no MachineSet uses it: a MachinePool
             # has no MachineSets, and nothing but the pool referenced its config

@@ -267,8 +267,32 @@ def worker_version(
         upgrades.deferred.add(name)
         upgrades.pending_upgrade.add(name)
         return current_version
-    if after_cp_upgrade_blocking or upgrades.concurrency_reached or not tracker.control_plane.is_stable:
+    catching_up = name in upgrades.upgrading and already_runs(topology.kind, current, desired)
+    if (
+        after_cp_upgrade_blocking
+        or (upgrades.concurrency_reached and not catching_up)
+        or not tracker.control_plane.is_stable
+    ):
         upgrades.pending_upgrade.add(name)
         return current_version
     upgrades.upgrading.add(name)
     return desired
+
+
+def already_runs(kind: WorkerKind, state: WorkerState, version: str) -> bool:
+    """Whether every Machine (MachineDeployment) or Node (MachinePool) of a worker runs ``version`` already though its
+    own version is another: its version write was lost after its infrastructure's went through (a MachinePool's
+    infrastructure pool carries the image the version patches give it, and its provider rolls the instances to it).
+
+    Such a worker counts as upgrading — its instances and its version disagree — and so holds a concurrency slot:
+    waiting for a free one would wait for itself forever, so it takes the version at once. Upstream's topology waits
+    (a deadlock it meets only after such a lost write)."""
+    if kind is MACHINE_POOL:
+        nodes = list(state.nodes.values())
+        return bool(nodes) and all(
+            node is not None
+            and isinstance(kubelet := dig(node, "status", "nodeInfo", "kubeletVersion"), str)
+            and versions.same_ignoring_build(kubelet, version)
+            for node in nodes
+        )
+    return bool(state.machines) and all(dig(m, "spec", "version") == version for m in state.machines)

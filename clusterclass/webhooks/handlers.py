@@ -139,7 +139,7 @@ def as_the_api_server_sends_it(request: AdmissionRequest) -> AdmissionRequest:
     """``request`` with its objects' ``metadata.namespace`` (and a new object's name) filled in from the request, as
     kube-apiserver sets them before admission; ValueError for an object whose ``metadata`` is not an object (which
     kube-apiserver would not have decoded). The handlers then always see where an object lives."""
-    objects = []
+    objects: list[Obj | None] = []
     for obj in (request.object, request.old_object):
         if obj is None:
             objects.append(None)

@@ -27,6 +27,7 @@ from clusterclass.describe.objects import ClusterObjects
 from clusterclass.describe.readiness import pending
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import NotFound
+from clusterclass.kube.faults import FaultRates, FaultyClient
 from clusterclass.plan.loader import load
 from clusterclass.sim import Simulation
 from clusterclass.sim.timing import NONE, Timing
@@ -116,13 +117,19 @@ class SimEnv:
         self.pool_max_surge: int | None = None
         self.controllers: Controllers | None = None
         self.simulation: Simulation | None = None
+        #: faults the controllers' and providers' client injects (None: none); the test's own client has none
+        self.faults: FaultRates | None = None
+        self.faulty: FaultyClient | None = None
         self._runs = 0
 
     async def start(self) -> SimEnv:
         self._runs += 1
         rng = random.Random(self.seed * 1000 + self._runs)
+        client: Client = self.client
+        if self.faults is not None:
+            self.faulty = client = FaultyClient(self.client, self.faults, rng=random.Random(rng.random()))
         self.controllers = Controllers(
-            self.client,
+            client,
             ControllerOptions(namespace=self.namespace, rng=random.Random(rng.random()), topology_workers=4),
         )
         self.simulation = Simulation(

@@ -142,6 +142,47 @@ def test_worker_already_at_the_desired_version_keeps_it_and_records_nothing(kind
     assert tracker.workers(kind).idle
 
 
+@KINDS
+def test_a_worker_whose_instances_run_the_new_version_takes_it_without_waiting_for_itself(kind: WorkerKind) -> None:
+    """Its own version write was lost after its infrastructure's went through: its Machines or Nodes run the new
+    version, so it counts as upgrading and holds the one concurrency slot; it takes the version at once (found by
+    tests/e2e/test_e2e_faults.py: a conflict on a MachinePool's version write left it waiting for itself)."""
+    state = _state(kind, "mp-1", "v1.2.2")
+    if kind is MACHINE_POOL:
+        state.nodes = {"n1": b.node("n1", "v1.2.3")}
+    else:
+        state.machines = [b.machine("m1", version="v1.2.3", labels={})]
+    tracker = UpgradeTracker(control_plane=CONTROL_PLANE_STATES["stable"])
+    tracker.workers(kind).upgrading.add("mp-1")  # what mark_upgrading_workers finds: instances and spec disagree
+    got = worker_version(
+        desired="v1.2.3",
+        topology_workers=_topology_entries(kind, None),
+        index=0,
+        current=state,
+        tracker=tracker,
+        hook_tracker=HookTracker(),
+    )
+    assert got == "v1.2.3"
+    assert tracker.workers(kind).pending_upgrade == set()
+    # one that is upgrading toward the old version (its instances behind) still waits for a slot
+    behind = _state(kind, "mp-2", "v1.2.2")
+    if kind is MACHINE_POOL:
+        behind.nodes = {"n2": b.node("n2", "v1.2.1")}
+    else:
+        behind.machines = [b.machine("m2", version="v1.2.1", labels={})]
+    tracker.workers(kind).upgrading.add("mp-2")
+    got = worker_version(
+        desired="v1.2.3",
+        topology_workers=_topology_entries(kind, None),
+        index=0,
+        current=behind,
+        tracker=tracker,
+        hook_tracker=HookTracker(),
+    )
+    assert got == "v1.2.2"
+    assert tracker.workers(kind).pending_upgrade == {"mp-2"}
+
+
 # --- worker version through the whole pipeline ------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ from clusterclass.api.workers import WorkerKind
 from clusterclass.controllers.runtime.events import EventRecorder
 from clusterclass.controllers.topology.structuredmerge import ServerSideApply
 from clusterclass.errors import TopologyError
+from clusterclass.kube import outcome
 from clusterclass.kube.cache_reader import CacheReader
 from clusterclass.kube.client import Client
 from clusterclass.kube.errors import AlreadyExists, ApiError, NotFound
@@ -44,6 +45,7 @@ from clusterclass.topology.reconcile import (
     EnsureShim,
     LiveTopologyNames,
     NotVisibleInCache,
+    OutcomeUnknown,
     Step,
     Steps,
     Update,
@@ -186,7 +188,11 @@ class StateDriver:
             created = await self.ssa.apply(obj, ignore=step.ignore)
         except ApiError as err:
             logger.warning("failed to create %s: %s", describe(obj), err)
-            raise TopologyError(create_error_without_object_name(err, obj), obj=key_of(obj)) from err
+            found = await self._made_anyway(obj, err)
+            if found is None:
+                raise TopologyError(create_error_without_object_name(err, obj), obj=key_of(obj)) from err
+            logger.info("%s was created although its create failed: %s", describe(obj), err)
+            created = found
         if step.replaces is not None:
             message = (
                 f'Created "{describe(created)}" as a replacement for "{name_of(step.replaces)}" (template rotation)'
@@ -199,13 +205,44 @@ class StateDriver:
             await self._wait_for_cache(created, f"failed waiting for {obj.get('kind')} {obj.get('kind')}", "create")
         return created
 
+    async def _made_anyway(self, obj: Obj, err: ApiError) -> Obj | None:
+        """After a failed create: the object when it exists anyway (its answer was lost), None when the create surely
+        did not happen; :class:`OutcomeUnknown` keeps the caller from cleaning up what it may reference."""
+        try:
+            return await outcome.created_anyway(self.client, obj, err)
+        except outcome.OutcomeUnknown as unknown:
+            raise OutcomeUnknown(create_error_without_object_name(unknown, obj), obj=key_of(obj)) from err
+
+    async def _may_have_changed(self, step: Update) -> bool:
+        """After an update answered with an error that does not say whether it happened: False only when it surely
+        did not — the object's generation (for a spec change; other writers rarely touch a spec) or resourceVersion
+        is still the one the update started from. What was made for the update is cleaned up only then."""
+        current = step.current
+        key = "generation" if step.diff.has_spec_changes else "resourceVersion"
+        for attempt in range(outcome.LOOKUPS):
+            try:
+                live = await self.client.get(
+                    str(current.get("apiVersion")), str(current.get("kind")), name_of(current),
+                    namespace=namespace_of(current) or None,
+                )  # fmt: skip
+            except NotFound:
+                return False
+            except ApiError:
+                await asyncio.sleep(0.05 * 2**attempt)
+                continue
+            return bool(dig(live, "metadata", key) != dig(current, "metadata", key))
+        return True
+
     async def _update(self, step: Update) -> None:
         current = step.current
         self.writes += 1
         try:
             updated = await self.ssa.apply(step.desired, current=current, ignore=step.ignore, cluster=step.cluster)
         except ApiError as err:
-            raise TopologyError(f"failed to patch {describe(current)}: {err}", obj=key_of(current)) from err
+            message = f"failed to patch {describe(current)}: {err}"
+            if outcome.may_have_been_applied(err) and await self._may_have_changed(step):
+                raise OutcomeUnknown(message, obj=key_of(current)) from err
+            raise TopologyError(message, obj=key_of(current)) from err
         message = f'Updated "{describe(current)}"'
         if step.metadata_only:
             message += " (metadata changes)"
@@ -226,8 +263,8 @@ class StateDriver:
         is_shim = obj.get("kind") == "Secret"
         self.writes += 1
         try:
-            await self.client.delete(
-                str(obj.get("apiVersion")), str(obj.get("kind")), name_of(obj), namespace=namespace_of(obj)
+            await outcome.delete_retrying(
+                self.client, str(obj.get("apiVersion")), str(obj.get("kind")), name_of(obj), namespace=namespace_of(obj)
             )
         except NotFound:
             pass

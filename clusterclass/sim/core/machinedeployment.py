@@ -237,7 +237,7 @@ class MachineDeploymentController(ProviderController):
             },
         }
         self._in_place_spec(deployment, machine_set, hash_label)
-        created = await self.manager.client.create(machine_set)
+        created = await self.create(machine_set)
         self.events.normal(deployment, "SuccessfulCreate", f"Created MachineSet {name_of(created)}")
         try:  # until the cache has it, so the next reconcile does not make another
             async with asyncio.timeout(CACHE_WAIT):

@@ -273,7 +273,7 @@ class MachinePoolController(ProviderController):
             if deleting(infra_machine):
                 continue
             created.append(
-                await self.manager.client.create(
+                await self.create(
                     {
                         "apiVersion": c.CLUSTER_API_VERSION,
                         "kind": c.KIND_MACHINE,

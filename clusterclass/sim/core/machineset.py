@@ -19,6 +19,7 @@ from clusterclass.api import constants as c
 from clusterclass.api.conditions import aggregate, false, find, set_conditions, summary, true
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, labels_of, name_of, namespace_of
+from clusterclass.kube.outcome import OutcomeUnknown
 from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
@@ -177,7 +178,7 @@ class MachineSetController(ProviderController):
                 infra = await self._clone(spec.get("infrastructureRef"), namespace, cluster, labels, annotations, owner)
                 made.append(infra)
                 machine_spec["infrastructureRef"] = self._ref(infra)
-                machine = await self.manager.client.create(
+                machine = await self.create(
                     {
                         "apiVersion": c.CLUSTER_API_VERSION,
                         "kind": c.KIND_MACHINE,
@@ -193,10 +194,11 @@ class MachineSetController(ProviderController):
                     }
                 )
             except Exception as err:
-                for obj in made:
-                    await delete_if_present(
-                        self.manager.client, obj["apiVersion"], obj["kind"], name_of(obj), namespace
-                    )
+                if not isinstance(err, OutcomeUnknown):  # else the Machine may exist: what it references stays
+                    for obj in made:
+                        await delete_if_present(
+                            self.manager.client, obj["apiVersion"], obj["kind"], name_of(obj), namespace
+                        )
                 reason = "MachineCreationFailed" if len(made) == (2 if bootstrap_ref else 1) else (
                     "InfrastructureTemplateCloningFailed" if len(made) == (1 if bootstrap_ref else 0) else
                     "BootstrapTemplateCloningFailed"
@@ -223,7 +225,7 @@ class MachineSetController(ProviderController):
             annotations=annotations,
             owner=owner,
         )
-        return await self.manager.client.create(clone)
+        return await self.create(clone)
 
     @staticmethod
     def _ref(obj: Obj) -> Obj:

@@ -185,10 +185,12 @@ class DockerMachineController(ProviderController):
             workload, self.timing, container, str(version or ""), control_plane, uid, fails, spec.get("providerID")
         )
         if spec.get("providerID"):
+            # the providerID is set only once the bootstrap ran: it says so even when the status write that said it
+            # was lost (spec and status are two writes; a conflict on the second left the machine without its kubelet)
             status["ready"] = True
-            set_conditions(docker_machine, [true(CONTAINER_PROVISIONED)], now)
+            set_conditions(docker_machine, [true(CONTAINER_PROVISIONED), true(BOOTSTRAP_EXEC_SUCCEEDED)], now)
             self._addresses(status, container)
-            return await kubelet.run(now) if is_true(docker_machine, BOOTSTRAP_EXEC_SUCCEEDED) else None
+            return await kubelet.run(now)
         if not data_secret:
             reason = (
                 "WaitingForControlPlaneAvailable"

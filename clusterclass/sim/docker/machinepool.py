@@ -177,7 +177,7 @@ class DockerMachinePoolController(ProviderController):
             labels = {c.LABEL_CLUSTER_NAME: name_of(cluster), LABEL_POOL_NAME: name_of(pool)}
             if domains:
                 labels["docker.sim.clusterclass.dev/failure-domain"] = self.context.rng.choice(domains)
-            created = await self.manager.client.create(
+            created = await self.create(
                 {
                     "apiVersion": INFRASTRUCTURE_API_VERSION,
                     "kind": DOCKER_MACHINE,

@@ -43,6 +43,7 @@ from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, annotations_of, dig, group_of, labels_of, name_of, namespace_of
 from clusterclass.kube.errors import AlreadyExists, NotFound
 from clusterclass.kube.indexes import CONTROLLER_INDEX
+from clusterclass.kube.outcome import OutcomeUnknown
 from clusterclass.sim import conditions as v1beta2
 from clusterclass.sim.base import (
     ProviderController,
@@ -340,9 +341,7 @@ class KubeadmControlPlaneController(ProviderController):
             for suffix, common_name in CERTIFICATES:
                 if self.secrets.get(f"{name}-{suffix}", namespace) is None:
                     with contextlib.suppress(AlreadyExists):
-                        await self.manager.client.create(
-                            certificate_secret(name, namespace, suffix, common_name, owner)
-                        )
+                        await self.create(certificate_secret(name, namespace, suffix, common_name, owner))
         except Exception as err:
             return false(CERTIFICATES_AVAILABLE, "CertificatesGenerationFailed", "Warning", str(err))
         return true(CERTIFICATES_AVAILABLE)
@@ -359,7 +358,7 @@ class KubeadmControlPlaneController(ProviderController):
             name, namespace, admin_kubeconfig(name, server, ca), owner_reference(kcp, controller=True)
         )
         with contextlib.suppress(AlreadyExists):
-            await self.manager.client.create(secret)
+            await self.create(secret)
 
     # -- machines -------------------------------------------------------------------------------------
 
@@ -523,7 +522,7 @@ class KubeadmControlPlaneController(ProviderController):
         made: list[Obj] = []
         suffix = self.context.suffix()
         try:
-            infra = await self.manager.client.create(
+            infra = await self.create(
                 clone_from_template(
                     template,
                     name=f"{name_of(template)}-{self.context.suffix()}",
@@ -542,7 +541,7 @@ class KubeadmControlPlaneController(ProviderController):
                 config_spec.pop("clusterConfiguration", None)
                 join = config_spec.setdefault("joinConfiguration", {})
                 join.setdefault("controlPlane", {})
-            config = await self.manager.client.create(
+            config = await self.create(
                 {
                     "apiVersion": BOOTSTRAP_API_VERSION,
                     "kind": KUBEADM_CONFIG,
@@ -580,7 +579,7 @@ class KubeadmControlPlaneController(ProviderController):
             if domain:
                 spec["failureDomain"] = domain
             copy_node_timeouts(template_spec, spec)
-            machine = await self.manager.client.create(
+            machine = await self.create(
                 {
                     "apiVersion": c.CLUSTER_API_VERSION,
                     "kind": c.KIND_MACHINE,
@@ -598,8 +597,11 @@ class KubeadmControlPlaneController(ProviderController):
                 }
             )
         except Exception as err:
-            for obj in made:
-                await delete_if_present(self.manager.client, obj["apiVersion"], obj["kind"], name_of(obj), namespace)
+            if not isinstance(err, OutcomeUnknown):  # else the Machine may exist: what it references stays
+                for obj in made:
+                    await delete_if_present(
+                        self.manager.client, obj["apiVersion"], obj["kind"], name_of(obj), namespace
+                    )
             reason = (
                 "InfrastructureTemplateCloningFailed",
                 "BootstrapTemplateCloningFailed",
