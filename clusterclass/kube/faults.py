@@ -12,8 +12,8 @@ at the rates a :class:`FaultRates` gives, answers a request with what a manageme
 - ``timeout``: any request that times out on the client; a write half the time after it was applied (the answer
   was lost);
 - ``watch_drop``: a watch stream that ends early (each event has this chance of being the last);
-- ``watch_expire``: a watch that starts with 410 Gone (its resourceVersion compacted away), so the informer lists
-  again;
+- ``watch_expire``: a watch that falls behind the server's compacted history: instead of an event it ends with 410
+  Gone (each event has this chance), so the informer lists again;
 - ``slow_list``: a list that takes ``list_delay`` seconds longer.
 
 The faults land where a real one would: before the wrapped client is called (nothing happened) or after it returned
@@ -207,9 +207,6 @@ class FaultyClient:
         bookmarks: bool = True,
         timeout_seconds: int | None = None,
     ) -> AsyncIterator[WatchEvent]:
-        if resource_version and self._roll(self.rates.watch_expire):
-            self.injected["watch_expire"] += 1
-            raise Gone(make_status(410, "Expired", f"too old resource version: {resource_version} (injected)"))
         stream = self.client.watch(
             api_version,
             kind,
@@ -222,6 +219,10 @@ class FaultyClient:
         )
         try:
             async for event in stream:
+                if self._roll(self.rates.watch_expire):
+                    self.injected["watch_expire"] += 1
+                    version = (event.get("object") or {}).get("metadata", {}).get("resourceVersion")
+                    raise Gone(make_status(410, "Expired", f"too old resource version: {version} (injected)"))
                 yield event
                 if self._roll(self.rates.watch_drop):
                     self.injected["watch_drop"] += 1

@@ -21,25 +21,24 @@ from support.leftovers import nothing_left
 from clusterclass.api.objects import Obj, dig
 from clusterclass.kube.faults import FaultRates
 
-#: every request fault at once, at rates a struggling management cluster shows (watch faults: see WATCH_STALL)
+#: every fault at once, at rates a struggling management cluster shows
 ALL = FaultRates(
     conflict=0.02,
     throttle=0.01,
     server_error=0.01,
     timeout=0.01,
+    watch_drop=0.01,
+    watch_expire=0.01,
     slow_list=0.1,
     list_delay=0.05,
     retry_after=0,
 )
-#: not solved yet: with dropped and expired watches a MachineDeployment can stay "0 available" for over a minute
-#: after its Machine's Node is Ready (a wake-up lost on a re-list or re-watch; under investigation)
-WATCH_STALL = "a MachineDeployment's availability is not re-read after a lost watch event (open)"
 ONE_AT_A_TIME = {
     "conflict": FaultRates(conflict=0.15),
     "throttle": FaultRates(throttle=0.1, retry_after=0),
     "server_error": FaultRates(server_error=0.08),
     "timeout": FaultRates(timeout=0.08),
-    "watch": FaultRates(watch_drop=0.05, watch_expire=0.5),
+    "watch": FaultRates(watch_drop=0.05, watch_expire=0.05),
     "slow_list": FaultRates(slow_list=0.5, list_delay=0.1),
 }
 GUARD = 120.0
@@ -132,10 +131,7 @@ async def delete_all(env: SimEnv, names: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "fault",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(reason=WATCH_STALL, strict=False)) if name == "watch" else name
-        for name in sorted(ONE_AT_A_TIME)
-    ],
+    sorted(ONE_AT_A_TIME),
 )
 async def test_each_fault_alone_loses_nothing(env: SimEnv, fault: str) -> None:
     env.faults = ONE_AT_A_TIME[fault]
@@ -147,8 +143,8 @@ async def test_each_fault_alone_loses_nothing(env: SimEnv, fault: str) -> None:
 
 
 @pytest.mark.timeout(1200)
-async def test_fifty_clusters_under_every_request_fault_lose_nothing(env: SimEnv) -> None:
-    """Fifty Clusters created and deleted under every request fault (their upgrade and scaling under faults: the
+async def test_fifty_clusters_under_every_fault_lose_nothing(env: SimEnv) -> None:
+    """Fifty Clusters created and deleted under every fault (their upgrade and scaling under faults: the
     tests above, five Clusters each)."""
     env.faults = ALL
     await env.restart()
@@ -157,7 +153,7 @@ async def test_fifty_clusters_under_every_request_fault_lose_nothing(env: SimEnv
     print(f"all faults, 50 Clusters: injected {dict(env.faulty.injected)}")
 
 
-async def test_every_request_fault_on_both_backends_loses_nothing(collected_env: SimEnv) -> None:
+async def test_every_fault_on_both_backends_loses_nothing(collected_env: SimEnv) -> None:
     any_env = collected_env  # the real backend with kube-controller-manager: deletion needs its garbage collector
     any_env.faults = ALL
     await any_env.restart()
