@@ -75,6 +75,11 @@ async def test_an_update_over_etcds_limit_is_refused_and_keeps_the_object(client
     assert kept["metadata"]["resourceVersion"] == small["metadata"]["resourceVersion"]
 
 
-async def test_an_object_just_under_the_limit_is_stored(client: Client, namespace: str) -> None:
+async def test_an_object_just_under_the_limit_is_stored(backend: Backend, namespace: str) -> None:
+    if backend.name == "real":
+        # stored there too, but a Cluster this large cannot be served in v1beta1 (its conversion-data annotation
+        # would exceed 256 KiB): its events would break every later v1beta1 watch of Clusters on the shared server
+        pytest.skip("would poison the shared kube-apiserver's v1beta1 watch history of Clusters")
+    client = backend.client
     created = await client.create(big_cluster(namespace, "fits", int(1.4 * MIB)))
     assert len(created["spec"]["topology"]["variables"][0]["value"]) == int(1.4 * MIB)
