@@ -134,32 +134,32 @@ class FaultyClient:
     def _roll(self, rate: float) -> bool:
         return rate > 0 and self.rng.random() < rate
 
+    def _request_fault(self, method: str) -> ApiError | None:
+        """The throttle, 500 or timeout this request draws, if any (each counted)."""
+        makers: tuple[tuple[str, float, Callable[[], ApiError]], ...] = (
+            ("throttle", self.rates.throttle, lambda: throttled(self.rates.retry_after)),
+            ("server_error", self.rates.server_error, server_error),
+            ("timeout", self.rates.timeout, lambda: timed_out(method)),
+        )
+        for name, rate, make in makers:
+            if self._roll(rate):
+                self.injected[name] += 1
+                return make()
+        return None
+
     async def _read(self, method: str, call: Callable[[], Awaitable[T]]) -> T:
-        if self._roll(self.rates.throttle):
-            self.injected["throttle"] += 1
-            raise throttled(self.rates.retry_after)
-        if self._roll(self.rates.server_error):
-            self.injected["server_error"] += 1
-            raise server_error()
-        if self._roll(self.rates.timeout):
-            self.injected["timeout"] += 1
-            raise timed_out(method)
+        fault = self._request_fault(method)
+        if fault is not None:
+            raise fault
         return await call()
 
     async def _write(self, method: str, what: str, call: Callable[[], Awaitable[T]], *, conflicts: bool = True) -> T:
         if conflicts and self._roll(self.rates.conflict):
             self.injected["conflict"] += 1
             raise conflict(what)
-        if self._roll(self.rates.throttle):
-            self.injected["throttle"] += 1
-            raise throttled(self.rates.retry_after)
-        lost: ApiError | None = None
-        if self._roll(self.rates.server_error):
-            self.injected["server_error"] += 1
-            lost = server_error()
-        elif self._roll(self.rates.timeout):
-            self.injected["timeout"] += 1
-            lost = timed_out(method)
+        lost = self._request_fault(method)
+        if lost is not None and lost.status.get("code") == 429:
+            raise lost  # a throttled request was never processed
         if lost is not None and self.rng.random() < 0.5:
             raise lost  # refused before anything happened
         result = await call()

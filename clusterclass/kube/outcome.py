@@ -51,11 +51,9 @@ def may_have_been_applied(err: ApiError) -> bool:
     return not (400 <= code < 500 and code != 408)
 
 
-async def created_anyway(client: Client, obj: Obj, err: ApiError) -> Obj | None:
-    """``obj`` as stored when its create failed with ``err`` but it exists; None when it was not created."""
-    if not may_have_been_applied(err) or not name_of(obj):
-        return None
-    last = err
+async def lookup(client: Client, obj: Obj) -> Obj | None:
+    """``obj`` as stored now, None when it does not exist; a failing read is tried :data:`LOOKUPS` times, then
+    :class:`OutcomeUnknown` (carrying the last error)."""
     for attempt in range(LOOKUPS):
         try:
             return await client.get(
@@ -63,7 +61,20 @@ async def created_anyway(client: Client, obj: Obj, err: ApiError) -> Obj | None:
             )
         except NotFound:
             return None
-        except ApiError as lookup_error:
-            last = lookup_error
+        except ApiError as err:
+            if attempt == LOOKUPS - 1:
+                raise OutcomeUnknown(err.status) from err
             await asyncio.sleep(0.05 * 2**attempt)
-    raise OutcomeUnknown({**err.status, "message": f"{err} (whether it was created is unknown: {last})"})
+    raise AssertionError("unreachable")
+
+
+async def created_anyway(client: Client, obj: Obj, err: ApiError) -> Obj | None:
+    """``obj`` as stored when its create failed with ``err`` but it exists; None when it was not created."""
+    if not may_have_been_applied(err) or not name_of(obj):
+        return None
+    try:
+        return await lookup(client, obj)
+    except OutcomeUnknown as unknown:
+        raise OutcomeUnknown(
+            {**err.status, "message": f"{err} (whether it was created is unknown: {unknown})"}
+        ) from err

@@ -127,6 +127,13 @@ def counters(machines: Sequence[Obj]) -> tuple[int, int, int]:
     )
 
 
+def parse_time(text: object) -> datetime | None:
+    """An RFC 3339 timestamp as Kubernetes writes it; None when missing or not one."""
+    if not isinstance(text, str) or not text:
+        return None
+    return _parse(text)
+
+
 def _parse(text: str) -> datetime | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))

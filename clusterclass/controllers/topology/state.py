@@ -219,19 +219,11 @@ class StateDriver:
         is still the one the update started from. What was made for the update is cleaned up only then."""
         current = step.current
         key = "generation" if step.diff.has_spec_changes else "resourceVersion"
-        for attempt in range(outcome.LOOKUPS):
-            try:
-                live = await self.client.get(
-                    str(current.get("apiVersion")), str(current.get("kind")), name_of(current),
-                    namespace=namespace_of(current) or None,
-                )  # fmt: skip
-            except NotFound:
-                return False
-            except ApiError:
-                await asyncio.sleep(0.05 * 2**attempt)
-                continue
-            return bool(dig(live, "metadata", key) != dig(current, "metadata", key))
-        return True
+        try:
+            live = await outcome.lookup(self.client, current)
+        except outcome.OutcomeUnknown:
+            return True
+        return live is not None and bool(dig(live, "metadata", key) != dig(current, "metadata", key))
 
     async def _update(self, step: Update) -> None:
         current = step.current

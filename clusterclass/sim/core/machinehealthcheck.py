@@ -51,6 +51,7 @@ from clusterclass.sim.base import (
     requeue_min,
     set_label,
 )
+from clusterclass.sim.conditions import parse_time
 from clusterclass.sim.core.cluster import CONTROL_PLANE_INITIALIZED
 from clusterclass.sim.core.machine import HEALTH_CHECK_SUCCEEDED, OWNER_REMEDIATED
 from clusterclass.sim.workload import WorkloadCluster
@@ -76,15 +77,6 @@ class Verdict:
 
 
 HEALTHY = Verdict(False)
-
-
-def _parse_time(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _seconds(duration: object) -> float | None:
@@ -177,7 +169,7 @@ class MachineHealthCheckController(ProviderController):
             key=name_of,
         )
         workload = self.context.workloads.get(namespace, cluster_name)
-        started = _parse_time(dig(find(cluster, CONTROL_PLANE_INITIALIZED) or {}, "lastTransitionTime"))
+        started = parse_time(dig(find(cluster, CONTROL_PLANE_INITIALIZED) or {}, "lastTransitionTime"))
         now = self.context.wall()
         verdicts = {name_of(m): self._judge(check, m, workload, started, now) for m in targets if self._judged(m)}
         unhealthy = [name for name, verdict in verdicts.items() if verdict.unhealthy]
@@ -247,7 +239,7 @@ class MachineHealthCheckController(ProviderController):
         if not timeout:
             return HEALTHY  # 0 disables the startup check
         # from the later of the Machine's creation and the control plane's initialization
-        starts = [t for t in (_parse_time(dig(machine, "metadata", "creationTimestamp")), started) if t is not None]
+        starts = [t for t in (parse_time(dig(machine, "metadata", "creationTimestamp")), started) if t is not None]
         since = max(starts) if starts else now
         left = (since + timedelta(seconds=timeout) - now).total_seconds()
         if left <= 0:
@@ -263,7 +255,7 @@ class MachineHealthCheckController(ProviderController):
             if found is None or found.get("status") != wanted.get("status"):
                 continue
             timeout = _seconds(wanted.get("timeout")) or 0.0
-            since = _parse_time(found.get("lastTransitionTime")) or now
+            since = parse_time(found.get("lastTransitionTime")) or now
             left = (since + timedelta(seconds=timeout) - now).total_seconds()
             if left <= 0:
                 return Verdict(

@@ -13,7 +13,6 @@ gone). Its status counts Machines (``replicas``), those whose Node is Ready
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import aggregate, false, find, set_conditions, summary, true
@@ -32,6 +31,7 @@ from clusterclass.sim.base import (
     set_v1beta2_counters,
 )
 from clusterclass.sim.cloning import clone_from_template
+from clusterclass.sim.conditions import parse_time
 from clusterclass.sim.core.machine import FINALIZER as MACHINE_FINALIZER
 from clusterclass.sim.core.machine import node_ready_since
 from clusterclass.sim.core.machinehealthcheck import remediate
@@ -45,15 +45,6 @@ CACHE_WAIT = 10.0
 MACHINES_CREATED = "MachinesCreated"
 RESIZED = "Resized"
 MACHINES_READY = "MachinesReady"
-
-
-def parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def selector_labels(obj: Obj) -> dict[str, str]:
