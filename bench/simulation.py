@@ -150,7 +150,8 @@ def scaled_cluster(name: str) -> Obj:
 def control_plane_kind() -> tuple[str, str]:
     """The control plane's apiVersion and kind: the ClusterClass's control-plane template's, without Template."""
     cluster_class = next(obj for obj in example_objects() if obj.get("kind") == c.KIND_CLUSTER_CLASS)
-    ref = dig(cluster_class, "spec", "controlPlane", "ref")
+    control_plane = dig(cluster_class, "spec", "controlPlane")
+    ref = control_plane.get("templateRef") or control_plane.get("ref")  # v1beta2, v1beta1
     return str(ref["apiVersion"]), str(ref["kind"]).removesuffix("Template")
 
 

@@ -18,7 +18,7 @@ def dig(obj: Mapping[str, Any] | None, *path: str) -> Any:
     """The value at ``path`` inside nested maps, or None when any step is missing or not a map."""
     current: Any = obj
     for step in path:
-        if not isinstance(current, Mapping):
+        if type(current) is not dict and not isinstance(current, Mapping):  # the ABC check is slow: dicts first
             return None
         current = current.get(step)
     return current

@@ -103,6 +103,7 @@ from clusterclass.apiserver.objectmeta import (
     validate_object_meta_update,
 )
 from clusterclass.apiserver.persistence import Key, SqliteState
+from clusterclass.apiserver.served_versions import ServedVersions
 from clusterclass.apiserver.watch_cache import (
     DEFAULT_BOOKMARK_INTERVAL,
     DEFAULT_BUFFER_SIZE,
@@ -336,6 +337,7 @@ class MemoryStore:
         )
         self._gc = GarbageCollector(self, clock=clock)
         self._api_versions = _StoreApiVersions(self)
+        self._served_versions = ServedVersions()
         self._state = SqliteState(state_path, synchronous=durability) if state_path is not None else None
         stored: list[Obj] = []
         if self._state is not None:
@@ -429,6 +431,7 @@ class MemoryStore:
         if self._transaction is not None:
             self._transaction.kinds_before.append((kind_key, before))
         self._kinds[kind_key] = info
+        self._served_versions.clear()  # a conversion, or the schema it prunes to, may have changed
         if info.schema is not None and before is not None and before.schema is not info.schema:
             self._reread(kind_key, info.schema)
         self._objects.setdefault(kind_key, {})
@@ -486,7 +489,7 @@ class MemoryStore:
         with self._lock:
             info = self.kind_info(api_version, kind)
             stored = self._stored(info, self._namespace(info, namespace), name)
-            return _served(stored, api_version, info.schema, self._api_versions)
+            return self._serve(stored, api_version, info)
 
     def list(
         self,
@@ -505,7 +508,7 @@ class MemoryStore:
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
             items = [
-                _served(obj, api_version, info.schema, self._api_versions)
+                self._serve(obj, api_version, info)
                 for (obj_namespace, _), obj in sorted(bucket.items())
                 if (not wanted or obj_namespace == wanted)
                 and selector.matches(obj["metadata"].get("labels"))
@@ -550,7 +553,9 @@ class MemoryStore:
                 current_objects=lambda: ((key[0], bucket[key]) for key in sorted(bucket)),
                 bookmarks=bookmarks,
                 timeout_seconds=timeout_seconds,
-                serve=functools.partial(_served_at, schema=info.schema, api_versions=self._api_versions),
+                serve=functools.partial(
+                    _served_at, schema=info.schema, api_versions=self._api_versions, memo=self._served_versions
+                ),
             )
 
     def compact(self) -> None:
@@ -668,12 +673,12 @@ class MemoryStore:
             warnings.extend(finalizer_warnings(new))
         stored = self._storable(info, new)
         if dry_run:
-            return _served(stored, api_version, info.schema, self._api_versions)
+            return self._serve(stored, api_version, info)
         with self._writing():
             self._put(info, stored)
             if crd_info is not None:
                 self._install_crd(new, crd_info)
-        return _served(stored, api_version, info.schema, self._api_versions)
+        return self._serve(stored, api_version, info)
 
     def update(
         self,
@@ -744,11 +749,7 @@ class MemoryStore:
             namespace = self._namespace(info, namespace)
             stored = self._stored(info, namespace, name)
             # both patch functions copy what they patch: the stored object itself is safe to hand them
-            current = (
-                stored
-                if stored.get("apiVersion") == api_version
-                else _served(stored, api_version, info.schema, self._api_versions)
-            )
+            current = stored if stored.get("apiVersion") == api_version else self._serve(stored, api_version, info)
             if patch_type == "merge":
                 if not isinstance(patch, dict):
                     raise BadRequest.new("the merge patch must be a JSON object")
@@ -830,7 +831,7 @@ class MemoryStore:
             stored = self._objects[(info.group, info.kind)].get((namespace, name))
             if stored is None and status:
                 raise NotFound.new(f'{info.resource} "{name}" not found', details=self._details(info, name))
-            live = None if stored is None else _served(stored, api_version, info.schema, self._api_versions)
+            live = None if stored is None else self._serve(stored, api_version, info)
             result = ssa_apply(
                 live,
                 obj,
@@ -921,10 +922,10 @@ class MemoryStore:
                     )
             if dry_run:
                 marked = self._marked_for_deletion(info, stored, propagation_policy)
-                return None if marked is None else _served(marked, api_version, info.schema, self._api_versions)
+                return None if marked is None else self._serve(marked, api_version, info)
             with self._writing():
                 marked = self._delete_object(info, stored, propagation_policy)
-            return None if marked is None else _served(marked, api_version, info.schema, self._api_versions)
+            return None if marked is None else self._serve(marked, api_version, info)
 
     # -- internals: writes ---------------------------------------------------------------------------
 
@@ -962,11 +963,7 @@ class MemoryStore:
         stored_old = self._stored(info, namespace, name)
         # the update is checked against the stored object as served in the request's version, as kube-apiserver
         # converts it for the strategy; the result is stored in the storage version
-        old = (
-            stored_old
-            if stored_old.get("apiVersion") == api_version
-            else _served(stored_old, api_version, info.schema, self._api_versions)
-        )
+        old = stored_old if stored_old.get("apiVersion") == api_version else self._serve(stored_old, api_version, info)
         old_meta = old["metadata"]
         wanted_version = meta.get("resourceVersion")
         wanted_uid = meta.get("uid")
@@ -1039,7 +1036,7 @@ class MemoryStore:
             warnings.extend(finalizer_warnings(new, old))
         stored_new = self._storable(info, new)
         if _same_except(stored_old, stored_new, ()) or dry_run:
-            return _served(stored_new, api_version, info.schema, self._api_versions)
+            return self._serve(stored_new, api_version, info)
         with self._writing():
             if new["metadata"].get("deletionTimestamp") and not _holds(kind_key, new):
                 # removed; kube-apiserver answers with the object as sent (at the old resourceVersion) and
@@ -1050,7 +1047,13 @@ class MemoryStore:
             self._put(info, stored_new)
             if crd_info is not None:
                 self._install_crd(new, crd_info)
-        return _served(stored_new, api_version, info.schema, self._api_versions)
+        return self._serve(stored_new, api_version, info)
+
+    def _serve(self, obj: Obj, api_version: str, info: KindInfo) -> Obj:
+        """``obj`` as served in ``api_version``; a stored object's conversion is shared (:mod:`.served_versions`)."""
+        stored = obj is self._objects.get((info.group, info.kind), {}).get(_name_key(info, obj))
+        memo = self._served_versions if stored else None
+        return _served(obj, api_version, info.schema, self._api_versions, memo)
 
     def _storable(self, info: KindInfo, obj: Obj) -> Obj:
         """``obj`` (decoded, validated, in its request version) as it is stored: in the storage version."""
@@ -1563,6 +1566,11 @@ class MemoryStore:
         raise invalid_error(info, name, [{"reason": reason, "message": detail, "field": field_path}])
 
 
+def _name_key(info: KindInfo, obj: Obj) -> NameKey:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or "") if info.namespaced else "", str(meta.get("name") or ""))
+
+
 def _group(obj: Obj) -> str:
     return split_api_version(str(obj.get("apiVersion") or "v1"))[0]
 
@@ -1574,21 +1582,36 @@ def _holds(kind_key: KindKey, obj: Obj) -> bool:
     return kind_key == _NAMESPACE and bool((obj.get("spec") or {}).get("finalizers"))
 
 
-def _served(obj: Obj, api_version: str, schema: CrdInfo | None = None, api_versions: ApiVersions | None = None) -> Obj:
+def _served(
+    obj: Obj,
+    api_version: str,
+    schema: CrdInfo | None = None,
+    api_versions: ApiVersions | None = None,
+    memo: ServedVersions | None = None,
+) -> Obj:
     """A deep copy of stored ``obj`` as served in ``api_version``.
 
     Served in another version than it is stored in, a custom resource is converted (its CRD's strategy:
     ``None`` rewrites apiVersion, ``Webhook`` runs the Cluster API conversions) and pruned to that version's
-    schema. A conversion that fails is kube-apiserver's 500 for a failing conversion webhook.
+    schema. A conversion that fails is kube-apiserver's 500 for a failing conversion webhook. With ``memo``
+    (``obj`` is the object stored now), the conversion is shared by every reader of that object in that version.
     """
-    served = _stored_copy(obj)
-    if schema is not None and served.get("apiVersion") != api_version:
+    if schema is None or obj.get("apiVersion") == api_version:
+        served = _stored_copy(obj)
+        served["apiVersion"] = api_version
+        return served
+    converted = memo.get(obj, api_version) if memo is not None else None
+    if converted is None:
         try:
-            served = schema.convert(served, split_api_version(api_version)[1], api_versions)
+            converted = schema.convert(obj, split_api_version(api_version)[1], api_versions, stored=True)
         except ConversionError as err:
             raise conversion_failed(schema, api_version, err) from None
-    served["apiVersion"] = api_version
-    return served
+        converted["apiVersion"] = api_version
+        if memo is not None:
+            memo.put(obj, api_version, converted)
+        else:
+            return converted
+    return _stored_copy(converted)
 
 
 def _served_at(
@@ -1597,9 +1620,10 @@ def _served_at(
     resource_version: int,
     schema: CrdInfo | None = None,
     api_versions: ApiVersions | None = None,
+    memo: ServedVersions | None = None,
 ) -> Obj:
     """A copy of stored ``obj`` in ``api_version``, carrying ``resource_version`` (for watch events)."""
-    served = _served(obj, api_version, schema, api_versions)
+    served = _served(obj, api_version, schema, api_versions, memo)
     served["metadata"]["resourceVersion"] = str(resource_version)
     return served
 
@@ -1644,7 +1668,7 @@ class _KindVersions:
         if schema is None:
             return None
         try:
-            return _served(obj, api_version, schema, self._store._api_versions)
+            return self._store._serve(obj, api_version, self._info)
         except ApiError:
             return None
 

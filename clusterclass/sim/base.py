@@ -207,19 +207,32 @@ async def write(manager: Manager | SimManager, before: Obj, after: Obj) -> Obj:
     do: a v1beta1 write cannot change what the hub restores from the conversion-data annotation (a Machine's
     phase, for one), so both sides are converted, without that annotation, and the patch sent in v1beta2.
     """
+    written = await _write(manager, before, after, read_back=True)
+    assert written is not None
+    return written
+
+
+async def save(manager: Manager | SimManager, before: Obj, after: Obj) -> None:
+    """:func:`write`, for a caller that does not read the object as written (its conversion back is skipped)."""
+    await _write(manager, before, after, read_back=False)
+
+
+async def _write(manager: Manager | SimManager, before: Obj, after: Obj, *, read_back: bool) -> Obj | None:
+    if before == after:  # most reconciles find nothing to change: not worth two conversions to tell
+        return before
     api_version, kind = str(after["apiVersion"]), str(after["kind"])
     client: Any = manager.client
     hub = hub_version(group_of(api_version), kind)
     if hub is not None and not api_version.endswith(f"/{hub}"):
         api_versions = manager.reader.api_versions
         hub_api_version = f"{group_of(api_version)}/{hub}"
-        before = convert(_without_conversion_data(before), hub_api_version, api_versions=api_versions)
-        after = convert(_without_conversion_data(after), hub_api_version, api_versions=api_versions)
+        hub_before = convert(_without_conversion_data(before), hub_api_version, api_versions=api_versions)
+        hub_after = convert(_without_conversion_data(after), hub_api_version, api_versions=api_versions)
         client = getattr(client, "unpinned", client)
-        written = await _patch(client, before, after)
-        if written is before:
-            return written
-        return convert(written, api_version, api_versions=api_versions)
+        written = await _patch(client, hub_before, hub_after)
+        if written is hub_before:
+            return before
+        return convert(written, api_version, api_versions=api_versions) if read_back else None
     return await _patch(client, before, after)
 
 
@@ -388,7 +401,7 @@ class ProviderController:
         paused = json_copy(current)
         set_v1beta2(paused, [paused_condition(current, cluster)], self.context.now())
         if paused != current:
-            await self.write(current, paused)
+            await self.save(current, paused)
         return True
 
     # -- writing --------------------------------------------------------------------------------------
@@ -406,7 +419,12 @@ class ProviderController:
             return found
 
     async def write(self, before: Obj, after: Obj) -> Obj:
+        """Send what changed from ``before`` to ``after`` (:func:`write`); the object as written."""
         return await write(self.manager, before, after)
+
+    async def save(self, before: Obj, after: Obj) -> None:
+        """Send what changed from ``before`` to ``after``, not reading the result back (:func:`save`)."""
+        await save(self.manager, before, after)
 
     async def release(self, current: Obj, final: Obj, finalizer: str) -> bool:
         """Write ``final`` (the last status of a deleting object), then remove ``finalizer``, letting it go.
@@ -417,7 +435,7 @@ class ProviderController:
         released = json_copy(written)
         if not remove_finalizer(released, finalizer):
             return False
-        await self.write(written, released)
+        await self.save(written, released)
         return True
 
     async def adopt(self, obj: Obj, owner: Obj, cluster_name: str) -> Obj:
@@ -470,7 +488,7 @@ class ProviderController:
             if annotations:
                 changed["metadata"]["annotations"] = {**annotations_of(part), **annotations}
             if changed != part:
-                await self.write(part, changed)
+                await self.save(part, changed)
 
     def annotations_for_failures(self, obj: Obj, cluster: Obj | None) -> Iterable[dict[str, str]]:
         return [annotations_of(obj), annotations_of(cluster)] if cluster is not None else [annotations_of(obj)]

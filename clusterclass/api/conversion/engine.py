@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -142,8 +142,19 @@ def render_path(path: Sequence[str | int]) -> str:
 # --- walking concrete fields ------------------------------------------------------------------
 
 
-def _matches(holder: Any, pattern: Path, prefix: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+def _matches(holder: Any, pattern: Path, prefix: tuple[str | int, ...] = ()) -> Iterable[tuple[str | int, ...]]:
     """Every concrete path (list steps as ints) under ``holder`` that ``pattern`` names and that exists."""
+    if EACH not in pattern:  # most patterns name one field: a plain walk (every conversion runs dozens of them)
+        current = holder
+        for step in pattern:
+            if not isinstance(current, dict) or step not in current:
+                return ()
+            current = current[step]
+        return ((*prefix, *pattern),)
+    return _each_match(holder, pattern, prefix)
+
+
+def _each_match(holder: Any, pattern: Path, prefix: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
     if not pattern:
         yield prefix
         return

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Protocol, runtime_checkable
 
+from clusterclass.api.conversion import CONVERSION_DATA_ANNOTATION
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.objects import Obj, dig
 from clusterclass.apiserver.apply.fieldpaths import (
@@ -113,6 +114,8 @@ _STRIPPED = FieldSet.of(
 )
 _STATUS = FieldSet.of(("f:status",))
 _MISSING: Final[Any] = object()
+#: the fields of nothing, to look into an entry that has none under a path
+_NO_FIELDS: Final = FieldSet()
 
 
 # -- what the field manager asks of a kind's types ----------------------------------------------
@@ -542,6 +545,8 @@ def _compare_value(cursor: _Cursor, old: Any, new: Any, trail: Trail, diff: _Dif
             elif type(value) is type(other) and type(value) in _SCALARS:
                 if value != other:
                     diff.modified.insert(_trail_path((trail, sub.element)))
+            elif type(value) is type(other) and json_equal(value, other):
+                continue  # an equal map or list holds no difference (most of an object, in most writes)
             else:
                 _compare_value(sub, value, other, (trail, sub.element), diff)
         for name, value in new.items():
@@ -921,11 +926,38 @@ class _PerVersion:
         self._keep = keep
         self._diffs: dict[str, _Diff | None] = {api_version: seen}
 
+    def _touched(self) -> set[str]:
+        """The top-level fields (``f:status``...) this write changed, in its own version."""
+        seen = self._diffs[self._api_version]
+        assert seen is not None
+        return {*seen.added.children, *seen.modified.children, *seen.removed.children}
+
+    def _cannot_touch(self, entry: _Entry) -> bool:
+        """Whether this write leaves ``entry`` (of another version) as it is, told without converting the object.
+
+        A conversion keeps status in status (and spec in spec); of metadata it changes only the conversion-data
+        annotation, which holds the object without its metadata. So a write that changed only ``status``
+        cannot take a field from an entry that owns neither status nor that annotation.
+        """
+        if self._touched() != {"f:status"} or "f:status" in entry.fields.children:
+            return False
+        annotations = entry.fields.children.get("f:metadata", _NO_FIELDS).children.get("f:annotations", _NO_FIELDS)
+        return f"f:{CONVERSION_DATA_ANNOTATION}" not in annotations.children
+
     def diff(self, api_version: str) -> _Diff | None:
-        """The difference in ``api_version``; None when the write cannot be seen there (the entry is dropped)."""
+        """The difference in ``api_version``; None when the write cannot be seen there (the entry is dropped).
+
+        A write that changed only metadata changed the same in every version (a conversion changes no metadata
+        but the conversion-data annotation, which holds everything else): its own difference serves them all.
+        """
         if api_version in self._diffs:
             return self._diffs[api_version]
         diff: _Diff | None = self._diffs[self._api_version]
+        if self._touched() <= {"f:metadata"} and self._versions is not None:
+            if self._versions.types(api_version) is None:
+                diff = None
+            self._diffs[api_version] = diff
+            return diff
         if self._versions is not None:
             types = self._versions.types(api_version)
             old = self._versions.convert(self._old, api_version) if types is not None else None
@@ -944,6 +976,9 @@ class _PerVersion:
         """Every entry without the fields this write added, changed or removed, each in its own version."""
         result: Managers = {}
         for ident, entry in managers.items():
+            if entry.api_version != self._api_version and self._cannot_touch(entry):
+                result[ident] = entry
+                continue
             diff = self.diff(entry.api_version)
             if diff is None:
                 continue

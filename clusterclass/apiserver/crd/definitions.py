@@ -45,6 +45,7 @@ import yaml
 from clusterclass import fielderrors as fe
 from clusterclass.api.contracts import version_priority
 from clusterclass.api.conversion import ApiVersions, convert, convertible
+from clusterclass.api.jsoncopy import json_copy, sorted_copy
 from clusterclass.api.objects import Obj
 from clusterclass.apiserver.causes import GoText, NamedKind, invalid_error, qualified_kind, to_cause, to_causes
 from clusterclass.apiserver.crd.extensions import with_extensions
@@ -195,17 +196,22 @@ class CrdInfo:
         """
         return self.conversion == "Webhook" and convertible(self.group, self.kind)
 
-    def convert(self, obj: Obj, version: str, api_versions: ApiVersions | None = None) -> Obj:
+    def convert(self, obj: Obj, version: str, api_versions: ApiVersions | None = None, *, stored: bool = False) -> Obj:
         """``obj`` served in ``version``, pruned to that version's schema (without defaulting, so nulls stay), as
         kube-apiserver's converter does. Strategy ``None`` rewrites ``apiVersion`` in place; ``Webhook`` (see
         :attr:`converts`) answers a new object and raises :class:`~clusterclass.api.conversion.ConversionError`
-        when it cannot."""
+        when it cannot.
+
+        ``stored``: ``obj`` is a stored object, already in the order etcd holds it (see :meth:`to_storage`), which
+        must not change: it is not ordered again, and strategy ``None`` rewrites a copy."""
         source = _version_of(obj)
         if self.converts and api_versions is not None and source != version and source in self.versions:
             # kube-apiserver sends the webhook the object as Go encodes an unstructured one: keys sorted, at
             # every level (what the conversion writes into the conversion-data annotation keeps that order)
-            obj = convert(_go_ordered(obj), self.api_version(version), api_versions=api_versions)
+            obj = convert(obj if stored else _go_ordered(obj), self.api_version(version), api_versions=api_versions)
         else:
+            if stored:
+                obj = json_copy(obj)
             obj["apiVersion"] = self.api_version(version)
         self.versions[version].schema.prune(obj, drop_malformed=True, keep_nulls=True)
         return obj
@@ -265,11 +271,7 @@ class CrdInfo:
 
 def _go_ordered(value: Any) -> Any:
     """``value`` with every object's keys in sorted order, as Go marshals a ``map[string]interface{}``."""
-    if isinstance(value, dict):
-        return {key: _go_ordered(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_go_ordered(item) for item in value]
-    return value
+    return sorted_copy(value)
 
 
 def _version_of(obj: Mapping[str, Any]) -> str:

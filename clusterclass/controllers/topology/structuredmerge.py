@@ -56,7 +56,7 @@ from typing import Any
 
 from clusterclass.api import constants as c
 from clusterclass.api.contracts import bundled_contracts
-from clusterclass.api.conversion import ApiVersions, convert, convertible
+from clusterclass.api.conversion import CONVERSION_DATA_ANNOTATION, ApiVersions, convert, convertible
 from clusterclass.api.jsoncopy import json_copy
 from clusterclass.api.merge_patch import create_merge_patch, merge_patch
 from clusterclass.api.objects import Obj, dig, name_of, namespace_of
@@ -69,7 +69,6 @@ from clusterclass.topology.reconcile import DiffResult, Path, Paths
 #: the field manager of every topology write, upstream's, so ownership is interchangeable with it
 TOPOLOGY_MANAGER = c.FIELD_MANAGER
 DRY_RUN_ANNOTATION = c.ANNOTATION_DRY_RUN
-CONVERSION_DATA_ANNOTATION = "cluster.x-k8s.io/conversion-data"
 #: how long a "no change" answer is remembered
 CACHE_TTL = 600.0
 

@@ -86,7 +86,7 @@ class ClusterController(ProviderController):
         if deleting(cluster):
             return await self._delete(current, cluster)
         if add_finalizer(cluster, FINALIZER):
-            await self.write(current, cluster)
+            await self.save(current, cluster)
             return None
         requeue: float | None = None
         status = cluster.setdefault("status", {})
@@ -102,7 +102,7 @@ class ClusterController(ProviderController):
         set_conditions(cluster, [summary(cluster, [CONTROL_PLANE_READY, INFRASTRUCTURE_READY])], self.context.now())
         await self._set_v1beta2(cluster)
         status["observedGeneration"] = dig(cluster, "metadata", "generation")
-        await self.write(current, cluster)
+        await self.save(current, cluster)
         return requeue
 
     # -- v1beta2 status -------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ class ClusterController(ProviderController):
             await self._set_v1beta2(
                 cluster, cc.DeletionStage("WaitingForBeforeDeleteHook", "Waiting for BeforeClusterDelete hook")
             )
-            await self.write(current, cluster)
+            await self.save(current, cluster)
             return None
         remaining: dict[str, list[str]] = {}
         has_control_plane = bool(dig(cluster, "spec", "controlPlaneRef"))
@@ -298,7 +298,7 @@ class ClusterController(ProviderController):
                 if remaining.get(kind)
             ]
             await self._set_v1beta2(cluster, cc.DeletionStage("WaitingForWorkersDeletion", "\n".join(lines)))
-            await self.write(current, cluster)
+            await self.save(current, cluster)
             return self.timing.requeue(5)
         for ref_field, condition, reason in (
             ("controlPlaneRef", CONTROL_PLANE_READY, "WaitingForControlPlaneDeletion"),
@@ -321,7 +321,7 @@ class ClusterController(ProviderController):
                     )
                 self._phase(cluster)
                 await self._set_v1beta2(cluster, cc.DeletionStage(reason, f"Waiting for {ref['kind']} to be deleted"))
-                await self.write(current, cluster)
+                await self.save(current, cluster)
                 return None
             set_conditions(cluster, [false(condition, "Deleted", "Info")], self.context.now())
         self._phase(cluster)

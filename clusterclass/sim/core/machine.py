@@ -152,7 +152,7 @@ class MachineController(ProviderController):
         if cluster is None:
             return None
         if add_finalizer(machine, FINALIZER):
-            await self.write(current, machine)
+            await self.save(current, machine)
             return None
         labels = labels_of(machine)
         if controller_of(machine) is None and c.LABEL_MACHINE_SET_NAME not in labels:
@@ -173,7 +173,7 @@ class MachineController(ProviderController):
         requeue = requeue_min(requeue, await self._set_v1beta2(machine, cluster))
         if not errors:
             status["observedGeneration"] = dig(machine, "metadata", "generation")
-        await self.write(current, machine)
+        await self.save(current, machine)
         if errors:
             raise MachineError("; ".join(errors))
         return requeue
@@ -432,7 +432,7 @@ class MachineController(ProviderController):
                     "WaitingForPreDrainHook", f"Waiting for pre-drain hooks to succeed (hooks: {','.join(hooks)})"
                 )
                 await self._set_v1beta2(machine, cluster, stage)
-                await self.write(current, machine)
+                await self.save(current, machine)
                 return None
             set_conditions(machine, [true(PRE_DRAIN_HOOK_SUCCEEDED)], now)
             if EXCLUDE_DRAINING not in annotations:
@@ -445,7 +445,7 @@ class MachineController(ProviderController):
                 "WaitingForPreTerminateHook", f"Waiting for pre-terminate hooks to succeed (hooks: {','.join(hooks)})"
             )
             await self._set_v1beta2(machine, cluster, stage)
-            await self.write(current, machine)
+            await self.save(current, machine)
             return None
         set_conditions(machine, [true(PRE_TERMINATE_HOOK_SUCCEEDED), false(NODE_HEALTHY, "Deleting", "Info")], now)
         self._finish(machine)
@@ -464,7 +464,7 @@ class MachineController(ProviderController):
                     )
                 stage = mc.DeletionStage(reason, f"Waiting for {ref['kind']} to be deleted")
                 await self._set_v1beta2(machine, cluster, stage)
-                await self.write(current, machine)
+                await self.save(current, machine)
                 return None
         if delete_node and cluster is not None:
             workload = self.context.workloads.get(namespace, name_of(cluster))

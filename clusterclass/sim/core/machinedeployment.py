@@ -147,7 +147,7 @@ class MachineDeploymentController(ProviderController):
         annotations = deployment["metadata"].setdefault("annotations", {})
         annotations[ANNOTATION_REVISION] = annotations_of(new).get(ANNOTATION_REVISION, "1")
         self._status(deployment, new, [new, *old], replicas, unavailable)
-        await self.write(current, deployment)
+        await self.save(current, deployment)
         return None
 
     @staticmethod
@@ -163,7 +163,7 @@ class MachineDeploymentController(ProviderController):
                 continue
             owned = json_copy(template)
             ensure_owner(owned, cluster)
-            await self.write(template, owned)
+            await self.save(template, owned)
 
     async def _machine_sets(self, deployment: Obj) -> list[Obj]:
         """Its MachineSets: controlled by it, or orphans its selector matches (adopted), labelled with its name."""

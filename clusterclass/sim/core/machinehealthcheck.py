@@ -206,7 +206,7 @@ class MachineHealthCheckController(ProviderController):
 
     async def _written(self, current: Obj, check: Obj, requeue: float | None) -> float | None:
         if check != current:
-            await self.write(current, check)
+            await self.save(current, check)
         return requeue
 
     @staticmethod
@@ -290,7 +290,7 @@ class MachineHealthCheckController(ProviderController):
         set_conditions(marked, changes, stamp)
         v1beta2.set_v1beta2(marked, meta, stamp)
         if marked != machine:
-            await self.write(machine, marked)
+            await self.save(machine, marked)
 
 
 def waiting_for_remediation(machines: Iterable[Obj]) -> list[Obj]:

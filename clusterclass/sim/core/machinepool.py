@@ -96,7 +96,7 @@ class MachinePoolController(ProviderController):
         if cluster is None:
             raise MachinePoolError(f"failed to get Cluster {namespace}/{cluster_name} for MachinePool {name_of(pool)}")
         if add_finalizer(pool, FINALIZER):
-            await self.write(current, pool)
+            await self.save(current, pool)
             return None
         ensure_owner(pool, cluster)
         status = pool.setdefault("status", {})
@@ -123,7 +123,7 @@ class MachinePoolController(ProviderController):
             self._v1beta2_counters(pool, infra)
         if not errors:
             status["observedGeneration"] = dig(pool, "metadata", "generation")
-        await self.write(current, pool)
+        await self.save(current, pool)
         if errors:
             raise MachinePoolError("; ".join(errors))
         return requeue
@@ -268,7 +268,7 @@ class MachinePoolController(ProviderController):
                 if annotations:
                     updated["metadata"]["annotations"] = {**annotations_of(machine), **annotations}
                 if updated != machine and not deleting(machine):
-                    await self.write(machine, updated)
+                    await self.save(machine, updated)
                 continue
             if deleting(infra_machine):
                 continue
@@ -426,7 +426,7 @@ class MachinePoolController(ProviderController):
                 )
         self._phase(pool)
         if waiting:
-            await self.write(current, pool)
+            await self.save(current, pool)
             return None
         workload = self.context.workloads.get(namespace, name_of(cluster)) if cluster is not None else None
         if workload is not None:

@@ -79,7 +79,7 @@ class DockerClusterController(ProviderController):
         if cluster is None:
             return None
         if add_finalizer(docker_cluster, FINALIZER):
-            await self.write(current, docker_cluster)
+            await self.save(current, docker_cluster)
             return None
         status = docker_cluster.setdefault("status", {})
         domains = dig(docker_cluster, "spec", "failureDomains")
@@ -93,7 +93,7 @@ class DockerClusterController(ProviderController):
             [summary(docker_cluster, [LOAD_BALANCER_AVAILABLE], step_counter=True)],
             self.context.now(),
         )
-        await self.write(current, docker_cluster)
+        await self.save(current, docker_cluster)
         return requeue
 
     async def _load_balancer(self, docker_cluster: Obj, cluster: Obj) -> float | None:

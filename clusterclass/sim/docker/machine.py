@@ -123,7 +123,7 @@ class DockerMachineController(ProviderController):
         if cluster is None:
             return None
         if add_finalizer(docker_machine, FINALIZER):
-            await self.write(current, docker_machine)
+            await self.save(current, docker_machine)
             return None
         requeue = await self._provision(docker_machine, machine, cluster, container, control_plane, workload, pool_name)
         provisioning = not deleting(docker_machine) and not dig(docker_machine, "spec", "providerID")
@@ -132,7 +132,7 @@ class DockerMachineController(ProviderController):
             [summary(docker_machine, [CONTAINER_PROVISIONED, BOOTSTRAP_EXEC_SUCCEEDED], step_counter=provisioning)],
             self.context.now(),
         )
-        await self.write(current, docker_machine)
+        await self.save(current, docker_machine)
         return requeue
 
     def _bootstrap_source(

@@ -144,14 +144,14 @@ class DockerMachinePoolController(ProviderController):
         added = add_finalizer(docker_pool, FINALIZER)
         if added or status.get("infrastructureMachineKind") != DOCKER_MACHINE:
             status["infrastructureMachineKind"] = DOCKER_MACHINE
-            await self.write(current, docker_pool)
+            await self.save(current, docker_pool)
             return None
         if not dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName"):
             return None
         requeue = await self._instances_in_step(docker_pool, pool, cluster, instances)
         set_conditions(docker_pool, [summary(docker_pool, [REPLICAS_READY])], self.context.now())
         status["observedGeneration"] = dig(docker_pool, "metadata", "generation")
-        await self.write(current, docker_pool)
+        await self.save(current, docker_pool)
         return requeue
 
     async def _instances_in_step(self, docker_pool: Obj, pool: Obj, cluster: Obj, instances: list[Obj]) -> float | None:
@@ -283,7 +283,7 @@ class DockerMachinePoolController(ProviderController):
 
     async def _reconcile_managed(self, current: Obj, docker_pool: Obj, pool: Obj, cluster: Obj) -> float | None:
         if add_finalizer(docker_pool, FINALIZER):
-            await self.write(current, docker_pool)
+            await self.save(current, docker_pool)
             return None
         if not dig(pool, "spec", "template", "spec", "bootstrap", "dataSecretName"):
             return None
@@ -298,7 +298,7 @@ class DockerMachinePoolController(ProviderController):
             requeue = self.timing.requeue(5)
         set_conditions(docker_pool, [summary(docker_pool, [REPLICAS_READY])], self.context.now())
         docker_pool["status"]["observedGeneration"] = dig(docker_pool, "metadata", "generation")
-        await self.write(current, docker_pool)
+        await self.save(current, docker_pool)
         return requeue
 
     async def _managed_in_step(self, docker_pool: Obj, pool: Obj, cluster: Obj) -> float | None:

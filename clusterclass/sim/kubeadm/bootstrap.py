@@ -141,12 +141,12 @@ class KubeadmConfigController(ProviderController):
         if existing is not None and controller_of(existing) is None:
             adopted = json_copy(existing)
             adopted["metadata"]["ownerReferences"] = [owner_reference(config, controller=True)]
-            await self.write(existing, adopted)
+            await self.save(existing, adopted)
         requeue = await self._data(config, owner, cluster, existing)
         now = self.context.now()
         set_conditions(config, [summary(config, [DATA_SECRET_AVAILABLE, CERTIFICATES_AVAILABLE])], now)
         config.setdefault("status", {})["observedGeneration"] = dig(config, "metadata", "generation")
-        await self.write(current, config)
+        await self.save(current, config)
         return requeue
 
     async def _data(self, config: Obj, owner: Obj, cluster: Obj, existing: Obj | None) -> float | None:
@@ -257,7 +257,7 @@ class KubeadmConfigController(ProviderController):
                 )
         updated = json_copy(existing)
         updated["data"] = secret["data"]
-        await self.write(existing, updated)
+        await self.save(existing, updated)
 
 
 __all__ = ["KubeadmConfigController", "certificate_secret"]

@@ -197,7 +197,7 @@ class KubeadmControlPlaneController(ProviderController):
             return await self._delete(current, kcp, cluster)
         if add_finalizer(kcp, FINALIZER):
             kcp.setdefault("status", {})["observedGeneration"] = dig(kcp, "metadata", "generation")
-            await self.write(current, kcp)
+            await self.save(current, kcp)
             return None
         requeue = await self._steps(kcp, cluster)
         machines = await self._mark_up_to_date(kcp, self._owned_machines(kcp))
@@ -229,7 +229,7 @@ class KubeadmControlPlaneController(ProviderController):
             now,
         )
         kcp["status"]["observedGeneration"] = dig(kcp, "metadata", "generation")
-        await self.write(current, kcp)
+        await self.save(current, kcp)
         components = find(kcp, COMPONENTS_HEALTHY)
         if requeue is None and (
             not kcp["status"].get("ready") or (components is not None and components.get("status") == "False")
@@ -270,7 +270,7 @@ class KubeadmControlPlaneController(ProviderController):
         if template is not None and not has_owner(template, c.KIND_CLUSTER, cluster_name):
             owned = json_copy(template)
             ensure_owner(owned, cluster)
-            await self.write(template, owned)
+            await self.save(template, owned)
         if dig(cluster, "status", "infrastructureReady") is not True:
             return None
         certificates = await self._certificates(kcp, cluster)
@@ -791,7 +791,7 @@ class KubeadmControlPlaneController(ProviderController):
             set_conditions(
                 kcp, [false(RESIZED, "Deleting", "Info", "Waiting for worker nodes to be deleted first")], now
             )
-            await self.write(current, kcp)
+            await self.save(current, kcp)
             return self.timing.requeue(30)
         for machine in machines:
             if not deleting(machine):
@@ -799,7 +799,7 @@ class KubeadmControlPlaneController(ProviderController):
                     self.manager.client, c.CLUSTER_API_VERSION, c.KIND_MACHINE, name_of(machine), namespace
                 )
         set_conditions(kcp, [false(RESIZED, "Deleting", "Info")], now)
-        await self.write(current, kcp)
+        await self.save(current, kcp)
         return self.timing.requeue(30)
 
 
