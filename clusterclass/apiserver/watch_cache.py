@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import marshal
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -83,18 +85,43 @@ class Change:
 
 
 class History:
-    """The recent changes of one kind, complete for every resourceVersion after ``floor``."""
+    """The recent changes of one kind, complete for every resourceVersion after ``floor``.
+
+    Kept packed (``marshal``, then ``zlib`` at its fastest level): the history is read only by a watch that
+    starts from an older resourceVersion, rarely, while it holds thousands of past versions of objects nobody
+    else holds any more — as Python dicts it was most of the embedded cluster's memory at scale (six times the
+    objects stored); packed it is about a twentieth of that, for some 40 µs per write. A change's previous object
+    is the one the change before it wrote, so its bytes are shared. A watch starting from the history gets new
+    dicts, equal to the stored ones.
+    """
 
     def __init__(self, size: int, floor: int) -> None:
-        self.changes: deque[Change] = deque()
+        self.changes: deque[_Packed] = deque()
         self.size = size
         self.floor = floor
+        #: each stored object's latest packed bytes, by (namespace, name): the previous object of its next change
+        self._latest: dict[tuple[str, str], tuple[Obj, bytes | Obj]] = {}
 
     def append(self, change: Change) -> None:
-        self.changes.append(change)
+        obj, prev = change.obj, change.prev
+        key = (change.namespace, str(((obj or prev) or {}).get("metadata", {}).get("name", "")))
+        latest = self._latest.get(key)
+        packed_prev = latest[1] if latest is not None and latest[0] is prev else _pack(prev)
+        packed_obj = _pack(obj)
+        if obj is None or packed_obj is None:
+            self._latest.pop(key, None)
+        else:
+            self._latest[key] = (obj, packed_obj)
+        self.changes.append((change.resource_version, change.type, change.namespace, packed_obj, packed_prev))
         if len(self.changes) > self.size:
             self.changes.popleft()
-            self.floor = self.changes[0].resource_version - 1
+            self.floor = self.changes[0][0] - 1
+
+    def clear(self, floor: int) -> None:
+        """Forget every change: only watches from ``floor`` on can start."""
+        self.changes.clear()
+        self._latest.clear()
+        self.floor = floor
 
     def since(self, resource_version: int) -> Iterable[Change]:
         """The changes after ``resource_version``; Gone when the window no longer reaches back to it.
@@ -103,7 +130,32 @@ class History:
         """
         if resource_version < self.floor:
             raise Gone.new(f"too old resource version: {resource_version} ({self.floor})")
-        return (change for change in self.changes if change.resource_version > resource_version)
+        return (
+            Change(version, kind, namespace, _unpack(obj), _unpack(prev))
+            for version, kind, namespace, obj, prev in self.changes
+            if version > resource_version
+        )
+
+
+#: a change as the history keeps it: resourceVersion, type, namespace, the packed object and previous object
+_Packed = tuple[int, "ChangeType", str, "bytes | Obj | None", "bytes | Obj | None"]
+
+
+def _pack(obj: Obj | None) -> bytes | Obj | None:
+    """``obj`` as bytes; itself when ``marshal`` does not know a value in it (a client stored a non-JSON value)."""
+    if obj is None:
+        return None
+    try:
+        return zlib.compress(marshal.dumps(obj), 1)
+    except ValueError:
+        return obj
+
+
+def _unpack(data: bytes | Obj | None) -> Obj | None:
+    if not isinstance(data, bytes):
+        return data
+    obj: Obj = marshal.loads(zlib.decompress(data))
+    return obj
 
 
 #: a buffered event: type, the store's object, the resourceVersion to serve it with
@@ -418,8 +470,7 @@ class WatchHub:
     def compact(self, resource_version: int) -> None:
         """Drop every kind's recorded changes: only watches from ``resource_version`` on can start."""
         for history in self._histories.values():
-            history.changes.clear()
-            history.floor = resource_version
+            history.clear(resource_version)
 
     def forget(self, watch: MemoryWatch) -> None:
         watches = self._watches.get(watch.kind_key)
