@@ -26,6 +26,7 @@ from clusterclass.topology.reconcile import (
     Diff,
     DiffResult,
     EnsureShim,
+    LiveLeftovers,
     LiveTopologyNames,
     Path,
     Paths,
@@ -164,6 +165,8 @@ def compute_changes(
             return differ.diff(step.current, step.desired, step.ignore, cluster=step.cluster)
         if isinstance(step, LiveTopologyNames):
             return set(computation.current.workers(step.kind))  # offline, the current state is all there is
+        if isinstance(step, LiveLeftovers):
+            return []  # offline, nothing was left by an attempt that died
         if isinstance(step, EnsureShim | Create):
             changes.append(Change("create", None, step.obj, step.note))
             return step.obj

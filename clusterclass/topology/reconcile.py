@@ -15,6 +15,9 @@ time and is sent back the answer (the "sans-I/O" shape: the protocol logic never
 - :class:`LiveTopologyNames` asks for the topology names of the Cluster's MachineDeployments or
   MachinePools as the API server has them right now, not as a cache saw them, so a stale cache never
   creates a duplicate worker (answer: a set of names; offline, the current state's);
+- :class:`LiveLeftovers` asks the API server (not a cache) for what an earlier attempt made for an object it
+  never got to create — its process died between the two writes, or the create's answer was lost — so the
+  retry deletes them instead of leaking a set per attempt (answer: a list of objects; offline, none);
 - :class:`EnsureShim`, :class:`Create`, :class:`Update` and :class:`Delete` are the writes (answer: the
   object as stored, for the creates; None otherwise).
 
@@ -37,7 +40,9 @@ What the steps encode (spec §3.1–§3.5, §4.7, Appendix A10–A13):
   bootstrap config beyond upstream, which patches it in place: :meth:`_Reconcile.update_machine_pool`);
   metadata-only changes are made in place; a MachinePool's infrastructure pool is changed *in place* and must
   keep its name, API group, kind and namespace (strict compatibility);
-- a removed worker is deleted; what it references goes with it (its own controllers delete that).
+- a removed worker is deleted; what it references goes with it (its own controllers delete that);
+- before a worker, or a control plane's machine template, is created, what an earlier attempt made for it and
+  left unreferenced is deleted (beyond upstream, which leaves it to be collected with the Cluster).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from clusterclass.api import constants as c
 from clusterclass.api import contract
 from clusterclass.api.objects import Obj, describe, dig, key_of, name_of, set_path
 from clusterclass.api.refs import desired_ref
@@ -67,6 +73,7 @@ Paths = tuple[Path, ...]
 #: where the control plane, MachineDeployments and MachinePools keep their Kubernetes version
 CONTROL_PLANE_VERSION: Path = contract.ControlPlane.VERSION
 WORKER_VERSION: Path = ("spec", "template", "spec", "version")
+CONTROL_PLANE_REF: Path = ("spec", "controlPlaneRef")
 
 
 # --- the steps ---------------------------------------------------------------------------------------------
@@ -115,6 +122,19 @@ class LiveTopologyNames:
     """The topology names of the Cluster's workers of ``kind`` on the API server now. Answer: a set."""
 
     kind: WorkerKind
+
+
+@dataclass(frozen=True)
+class LiveLeftovers:
+    """Objects of ``like``'s apiVersion and kind in its namespace on the API server now, with every label of
+    ``labels`` and none of ``without``: what an earlier attempt made before the object that was to reference them
+    (which the caller knows does not exist). With ``unless_cluster_has``, none when the Cluster on the API server
+    has that field set (the holder exists after all). Answer: a list of objects."""
+
+    like: Obj
+    labels: dict[str, str]
+    without: tuple[str, ...] = ()
+    unless_cluster_has: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -176,7 +196,7 @@ class Delete:
     note: str = ""
 
 
-Step = Diff | LiveTopologyNames | EnsureShim | Create | Update | Delete
+Step = Diff | LiveTopologyNames | LiveLeftovers | EnsureShim | Create | Update | Delete
 Steps = Generator[Step, Any, None]
 
 
@@ -367,6 +387,17 @@ class _Reconcile:
         template = desired.control_plane_infrastructure_machine_template
         if template is not None:
             current_template = current.control_plane_infrastructure_machine_template
+            if current_template is None and current.control_plane is None:
+                # a machine template of this Cluster that is not a worker's, made by an attempt that did not live to
+                # point the Cluster at its control plane (that control plane goes with the shim)
+                yield from self.leftovers(
+                    LiveLeftovers(
+                        template,
+                        {c.LABEL_CLUSTER_NAME: name_of(desired.cluster), c.LABEL_TOPOLOGY_OWNED: ""},
+                        without=(MACHINE_DEPLOYMENT.name_label, MACHINE_POOL.name_label),
+                        unless_cluster_has=CONTROL_PLANE_REF,
+                    )
+                )
             template, replaced = yield from self.rotated_template(
                 current_template,
                 template,
@@ -419,6 +450,15 @@ class _Reconcile:
         behind, a new pair on every retry (spec §3.8); we clean up, as upstream later does for
         MachineDeployments (docs/upstream-differences.md).
         """
+        # no worker of this topology name exists on the API server (LiveTopologyNames): whatever carries its labels
+        # was made by an attempt that did not live to create the worker
+        labels = {
+            c.LABEL_CLUSTER_NAME: name_of(self.current.cluster),
+            c.LABEL_TOPOLOGY_OWNED: "",
+            kind.name_label: worker.topology.name,
+        }
+        for made_first in (worker.infrastructure, worker.bootstrap):
+            yield from self.leftovers(LiveLeftovers(made_first, labels))
         created: list[Obj] = []
         try:
             created.append((yield Create(worker.infrastructure)))
@@ -448,6 +488,13 @@ class _Reconcile:
         except TopologyError:
             yield from self.clean_up(made_for_it)
             raise
+
+    def leftovers(self, step: LiveLeftovers) -> Steps:
+        """Delete what ``step`` finds; best effort, as a failed create's clean-up (the Cluster still owns it)."""
+        found: list[Obj] | None = yield step
+        for obj in found or []:
+            with contextlib.suppress(TopologyError):
+                yield Delete(obj, note="left by an earlier attempt that did not create what references it")
 
     def clean_up(self, created: list[Obj]) -> Steps:
         """Best effort: a failed delete is left to garbage collection, which takes it with the Cluster."""

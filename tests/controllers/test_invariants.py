@@ -7,6 +7,8 @@
   delayed informer), and none after a restart in the middle of creating.
 - A MachinePool create that keeps failing leaves nothing behind (upstream leaks a bootstrap config and an
   infrastructure pool per attempt; see docs/upstream-differences.md).
+- What a reconcile that died between two writes of a create made first (a control plane's machine template, a
+  MachinePool's infrastructure pool and bootstrap config) is deleted by the next one, in a new process.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import random
 
 import pytest
 from controller_support import BOOTSTRAP, CAPI, INFRA, Env, eventually, example_cluster, resource_versions
+from support.invariants import violations
 
 from clusterclass.api.objects import name_of
 from clusterclass.controllers.topology.state import StateDriver
@@ -163,6 +166,48 @@ async def test_a_restart_in_the_middle_of_creating_converges_without_duplicates_
     assert {name_of(t) for t in await env.list(INFRA, "DockerMachineTemplate")} == templates  # no rotation
     assert sorted(await env.machine_pools()) == ["mp-0", "mp-1"]
     assert len(await env.list(INFRA, "DockerMachinePool")) == 2  # nothing left over from the failed attempts
+    assert len(await env.list(BOOTSTRAP, "KubeadmConfig")) == 2
+
+
+class Died(Exception):
+    """The controller's process dies at this request: nothing after it in the reconcile runs, nothing is cleaned up
+    (not an API error, so the reconcile's own clean-up never sees it)."""
+
+
+async def test_what_a_reconcile_that_died_mid_create_made_is_deleted_by_the_next_process(env: Env) -> None:
+    """``clusterclass run`` SIGKILLed between the writes of a create: the control plane's machine template is made
+    and the process dies before the control plane (so the Cluster never points at it); in the next process, the
+    first MachinePool's infrastructure pool and bootstrap config are made and it dies before the MachinePool.
+    The process after that deletes what its predecessors left before making its own (upstream leaves them to be
+    collected with the Cluster)."""
+    dies_at = {"kind": "KubeadmControlPlane"}
+    env.client.fail = lambda verb, obj: (
+        Died(f"killed before the {dies_at['kind']} was written")
+        if verb == "apply" and isinstance(obj, dict) and obj.get("kind") == dies_at["kind"]
+        else None
+    )
+
+    async def made(api_version: str, kind: str, least: int) -> bool:
+        return len(await env.list(api_version, kind, **{"cluster.x-k8s.io/cluster-name": "demo"})) >= least
+
+    await env.apply_example()
+    await eventually(lambda: made(INFRA, "DockerMachineTemplate", 1), what="the control plane's machine template")
+    dies_at["kind"] = "MachinePool"
+    await env.restart()
+    await eventually(lambda: made(INFRA, "DockerMachinePool", 1), what="mp-0's infrastructure pool")
+    await eventually(lambda: made(BOOTSTRAP, "KubeadmConfig", 1), what="mp-0's bootstrap config")
+    assert await env.machine_pools() == {}
+    env.client.fail = None
+    await env.restart()
+    await env.wait_reconciled()
+    assert sorted(await env.machine_pools()) == ["mp-0", "mp-1"]
+    leaked = [found for found in await violations(env.direct, env.namespace) if found.endswith("(leaked)")]
+    # the first process's DockerCluster goes with the shim, which garbage collection takes once the Cluster owns its
+    # successor (no collector nor Cluster controller here); nothing else was left
+    assert len(leaked) == 1 and leaked[0].startswith("DockerCluster "), leaked
+    first = await env.get(INFRA, "DockerCluster", leaked[0].split()[1])
+    assert [ref["name"] for ref in first["metadata"]["ownerReferences"]] == ["demo-shim"]
+    assert len(await env.list(INFRA, "DockerMachinePool")) == 2
     assert len(await env.list(BOOTSTRAP, "KubeadmConfig")) == 2
 
 

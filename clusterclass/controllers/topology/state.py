@@ -8,6 +8,9 @@ it (spec §3):
   knows the object has not changed);
 - :class:`~clusterclass.topology.reconcile.LiveTopologyNames`: a list straight from the API server, not
   the cache, so a stale cache cannot create a second MachinePool or MachineDeployment for one topology;
+- :class:`~clusterclass.topology.reconcile.LiveLeftovers`: a list straight from the API server too (and, where
+  the step asks, a read of the Cluster there), so only what an earlier attempt left is found, never what a cache
+  has not caught up with;
 - :class:`~clusterclass.topology.reconcile.EnsureShim`: create the shim Secret, or read it if it exists;
 - :class:`~clusterclass.topology.reconcile.Create` / ``Update``: server-side apply as ``capi-topology``,
   an Event on the Cluster (on the MachineHealthCheck for its own changes), and, where the step asks,
@@ -43,6 +46,7 @@ from clusterclass.topology.reconcile import (
     Delete,
     Diff,
     EnsureShim,
+    LiveLeftovers,
     LiveTopologyNames,
     NotVisibleInCache,
     OutcomeUnknown,
@@ -131,6 +135,8 @@ class StateDriver:
             return await self._diff(step)
         if isinstance(step, LiveTopologyNames):
             return await self._live_topology_names(step.kind)
+        if isinstance(step, LiveLeftovers):
+            return await self._live_leftovers(step)
         if isinstance(step, EnsureShim):
             return await self._ensure_shim(step.obj)
         if isinstance(step, Create):
@@ -163,6 +169,34 @@ class StateDriver:
         except ApiError as err:
             raise TopologyError(f"failed to read {kind.kind}s for managed topology: {err}") from err
         return {labels_of(obj).get(kind.name_label, "") for obj in listed.items} - {""}
+
+    async def _live_leftovers(self, step: LiveLeftovers) -> list[Obj]:
+        api_version, kind = str(step.like.get("apiVersion")), str(step.like.get("kind"))
+        expressions = [{"key": label, "operator": "DoesNotExist"} for label in step.without]
+        try:
+            if step.unless_cluster_has is not None:
+                # a list of one (the topology's roles list Clusters, they do not get them)
+                clusters = await self.client.list(
+                    str(self.cluster.get("apiVersion")),
+                    c.KIND_CLUSTER,
+                    namespace=namespace_of(self.cluster),
+                    field_selector=f"metadata.name={name_of(self.cluster)}",
+                )
+                if any(dig(cluster, *step.unless_cluster_has) for cluster in clusters.items):
+                    return []
+            listed = await self.client.list(
+                api_version,
+                kind,
+                namespace=namespace_of(step.like),
+                label_selector={"matchLabels": dict(step.labels), "matchExpressions": expressions},
+            )
+        except ApiError as err:
+            raise TopologyError(f"failed to read {kind}s left by an earlier reconcile: {err}") from err
+        return [
+            {**obj, "apiVersion": api_version, "kind": kind}
+            for obj in listed.items
+            if not dig(obj, "metadata", "deletionTimestamp")
+        ]
 
     async def _ensure_shim(self, shim: Obj) -> Obj:
         self.writes += 1
