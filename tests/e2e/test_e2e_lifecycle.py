@@ -174,14 +174,18 @@ async def test_machine_pools_and_deployments_scale_up_and_down(env: SimEnv) -> N
 
         async def scaled(pool_replicas: int = pool_replicas, md_replicas: int = md_replicas) -> bool:
             pool = await env.pool("mp-0")
+            # while a scale-down settles, the pool's nodeRefs may still name a Node its instance took along
+            refs = dig(pool, "status", "nodeRefs") or []
+            nodes = [ref for ref in refs if env.workload().node(str(ref["name"])) is not None]
             return (
                 dig(pool, "spec", "replicas") == pool_replicas
                 and not await env.pending()
-                and len(env.pool_nodes(pool)) == pool_replicas
+                and len(nodes) == len(refs) == pool_replicas
             )
 
         await eventually(scaled, what=f"mp-0 at {pool_replicas} and md-0 at {md_replicas}")
         pool = await env.pool("mp-0")
+        assert len(env.pool_nodes(pool)) == pool_replicas
         assert len(pool["spec"]["providerIDList"]) == pool_replicas
         assert len(await pool_machines(env, pool)) == pool_replicas
         deployment = await env.deployment("md-0")
