@@ -96,6 +96,7 @@ from clusterclass.apiserver.crd.definitions import CrdInfo, FieldValidation, def
 from clusterclass.apiserver.etcdlimits import size_error
 from clusterclass.apiserver.gc import GarbageCollector, deletion_finalizers
 from clusterclass.apiserver.json_patch import apply_json_patch
+from clusterclass.apiserver.object_index import ObjectBucket
 from clusterclass.apiserver.objectmeta import (
     dns1123_label_errors,
     finalizer_warnings,
@@ -325,7 +326,7 @@ class MemoryStore:
         self._new_uid = new_uid or (lambda: str(uuid.uuid4()))
         self._lock = threading.RLock()
         self._kinds: dict[KindKey, KindInfo] = {}
-        self._objects: dict[KindKey, dict[NameKey, Obj]] = {}
+        self._objects: dict[KindKey, ObjectBucket] = {}
         self._resource_version = 0
         self._transaction: _Transaction | None = None
         self._hub = WatchHub(
@@ -434,7 +435,7 @@ class MemoryStore:
         self._served_versions.clear()  # a conversion, or the schema it prunes to, may have changed
         if info.schema is not None and before is not None and before.schema is not info.schema:
             self._reread(kind_key, info.schema)
-        self._objects.setdefault(kind_key, {})
+        self._objects.setdefault(kind_key, ObjectBucket())
         self._gc.kinds_changed()
         return info
 
@@ -444,7 +445,7 @@ class MemoryStore:
         kube-apiserver applies the current schema on every read from etcd; the memory store applies
         it once, when the schema changes (and on start), without a write: no resourceVersion, no event.
         """
-        bucket = self._objects.get(kind_key) or {}
+        bucket = self._objects.get(kind_key) or ObjectBucket()
         for name_key, obj in list(bucket.items()):
             fresh = schema.read(_stored_copy(obj))
             if fresh != obj:
@@ -507,13 +508,17 @@ class MemoryStore:
             fields = fieldselectors.parse(field_selector, info)
             wanted = namespace if info.namespaced else None
             bucket = self._objects[(info.group, info.kind)]
-            items = [
-                self._serve(obj, api_version, info)
-                for (obj_namespace, _), obj in sorted(bucket.items())
-                if (not wanted or obj_namespace == wanted)
-                and selector.matches(obj["metadata"].get("labels"))
-                and fields.matches(obj)
-            ]
+            candidates = bucket.candidates(selector)
+            names = {r.value for r in fields.requirements if r.field == "metadata.name" and r.equal}
+            if len(names) == 1 and (wanted or not info.namespaced):  # one object by name, e.g. a Cluster's own
+                only = (wanted or "", names.pop())
+                candidates = [only] if only in bucket else []
+            keys = sorted(
+                key
+                for key in candidates
+                if (not wanted or key[0] == wanted) and selector.matches(bucket[key]["metadata"].get("labels"))
+            )
+            items = [self._serve(bucket[key], api_version, info) for key in keys if fields.matches(bucket[key])]
             return ObjectList(items, self.resource_version)
 
     def watch(
@@ -1051,7 +1056,8 @@ class MemoryStore:
 
     def _serve(self, obj: Obj, api_version: str, info: KindInfo) -> Obj:
         """``obj`` as served in ``api_version``; a stored object's conversion is shared (:mod:`.served_versions`)."""
-        stored = obj is self._objects.get((info.group, info.kind), {}).get(_name_key(info, obj))
+        bucket = self._objects.get((info.group, info.kind))
+        stored = bucket is not None and obj is bucket.get(_name_key(info, obj))
         memo = self._served_versions if stored else None
         return _served(obj, api_version, info.schema, self._api_versions, memo)
 
@@ -1239,7 +1245,7 @@ class MemoryStore:
 
     def _undo(self, transaction: _Transaction) -> None:
         for kind_key, name_key, previous in reversed(transaction.undo):
-            bucket = self._objects.setdefault(kind_key, {})
+            bucket = self._objects.setdefault(kind_key, ObjectBucket())
             if previous is None:
                 bucket.pop(name_key, None)
             else:
@@ -1481,7 +1487,7 @@ class MemoryStore:
             info = self._kinds.get((group, kind))
             meta = obj["metadata"]
             namespace = str(meta.get("namespace") or "")
-            bucket = self._objects.setdefault((group, kind), {})
+            bucket = self._objects.setdefault((group, kind), ObjectBucket())
             bucket[(namespace if info is None or info.namespaced else "", meta["name"])] = obj
             self._gc.observe_stored(obj)
         for kind_key, info in self._kinds.items():
