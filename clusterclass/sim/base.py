@@ -203,9 +203,10 @@ async def write(manager: Manager | SimManager, before: Obj, after: Obj) -> Obj:
     Both carry the resourceVersion read, so a concurrent change makes them Conflict (module doc).
     Returns the object as written (``before`` itself when nothing changed), in ``after``'s version.
 
-    The providers compute in v1beta1 but write a Cluster API kind in its hub version, as upstream's controllers
-    do: a v1beta1 write cannot change what the hub restores from the conversion-data annotation (a Machine's
-    phase, for one), so both sides are converted, without that annotation, and the patch sent in v1beta2.
+    The providers compute in v1beta1 but write (and create: :meth:`ProviderController.create`) a Cluster API kind
+    in its hub version, as upstream's controllers do: a v1beta1 write cannot change what the hub restores from the
+    conversion-data annotation (a Machine's phase, for one), so both sides are converted, without that annotation,
+    and the patch sent in v1beta2.
     """
     written = await _write(manager, before, after, read_back=True)
     assert written is not None
@@ -222,10 +223,9 @@ async def _write(manager: Manager | SimManager, before: Obj, after: Obj, *, read
         return before
     api_version, kind = str(after["apiVersion"]), str(after["kind"])
     client: Any = manager.client
-    hub = hub_version(group_of(api_version), kind)
-    if hub is not None and not api_version.endswith(f"/{hub}"):
+    hub_api_version = _hub_api_version(api_version, kind)
+    if hub_api_version is not None:
         api_versions = manager.reader.api_versions
-        hub_api_version = f"{group_of(api_version)}/{hub}"
         hub_before = convert(_without_conversion_data(before), hub_api_version, api_versions=api_versions)
         hub_after = convert(_without_conversion_data(after), hub_api_version, api_versions=api_versions)
         client = getattr(client, "unpinned", client)
@@ -234,6 +234,14 @@ async def _write(manager: Manager | SimManager, before: Obj, after: Obj, *, read
             return before
         return convert(written, api_version, api_versions=api_versions) if read_back else None
     return await _patch(client, before, after)
+
+
+def _hub_api_version(api_version: str, kind: str) -> str | None:
+    """The apiVersion the providers write ``kind`` in when ``api_version`` is not it: its hub's; else None."""
+    hub = hub_version(group_of(api_version), kind)
+    if hub is None or api_version.endswith(f"/{hub}"):
+        return None
+    return f"{group_of(api_version)}/{hub}"
 
 
 def _without_conversion_data(obj: Obj) -> Obj:
@@ -410,13 +418,25 @@ class ProviderController:
         """Create ``obj`` (named by the caller); when the create fails in a way that does not say whether it was
         made (a 5xx, a timeout), the object found under its name instead (:mod:`clusterclass.kube.outcome`), so a
         lost answer neither duplicates it nor gets what was made for it cleaned up."""
+        api_version = str(obj.get("apiVersion"))
+        hub_api_version = _hub_api_version(api_version, str(obj.get("kind")))
+        client: Any = self.manager.client
+        if hub_api_version is not None:
+            # created in the hub version, as upstream's controllers create (their managedFields entry is then
+            # the hub's, which the providers' later writes, in the hub too, update without a conversion)
+            api_versions = self.manager.reader.api_versions
+            obj = convert(_without_conversion_data(obj), hub_api_version, api_versions=api_versions)
+            client = getattr(client, "unpinned", client)
         try:
-            return await self.manager.client.create(obj, field_manager=field_manager)
+            created: Obj = await client.create(obj, field_manager=field_manager)
         except ApiError as err:
-            found = await created_anyway(self.manager.client, obj, err)
+            found = await created_anyway(client, obj, err)
             if found is None:
                 raise
-            return found
+            created = found
+        if hub_api_version is None:
+            return created
+        return convert(created, api_version, api_versions=self.manager.reader.api_versions)
 
     async def write(self, before: Obj, after: Obj) -> Obj:
         """Send what changed from ``before`` to ``after`` (:func:`write`); the object as written."""

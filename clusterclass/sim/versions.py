@@ -1,11 +1,12 @@
 """The API version the simulated providers speak: v1beta1, for every kind the Cluster API conversions know.
 
 The simulated core, kubeadm and Docker controllers were written to upstream's v1beta1 types (with the v1beta2
-conditions and counters v1.14 keeps under ``status.v1beta2`` of a v1beta1 object), so they read and write every
+conditions and counters v1.14 keeps under ``status.v1beta2`` of a v1beta1 object), so they read and compute every
 Cluster API object in v1beta1, whatever version a reference names (a v1beta2 Cluster's references name no version
-at all; a v1beta1 reference to a v1beta2 provider object names v1beta2). The API server converts, as it does for
-any v1beta1 client of a v1.14 management cluster; the shared caches convert reads
-(:mod:`clusterclass.kube.cache_reader`).
+at all; a v1beta1 reference to a v1beta2 provider object names v1beta2). The API server converts what they read,
+as it does for any v1beta1 client of a v1.14 management cluster; the shared caches convert reads
+(:mod:`clusterclass.kube.cache_reader`). What they create and write goes in the kind's hub version, as upstream's
+controllers send it (:func:`clusterclass.sim.base.write`).
 
 :class:`SimManager` is the manager as the providers see it: every request, informer and cache read it passes on
 is made in the simulation's version.
