@@ -252,8 +252,9 @@ class CrdInfo:
         appears several times among the causes, and once in the message.
         """
         errors = validate_object_meta(obj, self.namespaced, path_segment_names=True)
-        errors.extend(validate_object_meta_update(obj, old))
-        strategy = validate_object_meta_update(obj, old)
+        meta_update = validate_object_meta_update(obj, old)  # the same checks twice: computed once
+        errors.extend(meta_update)
+        strategy = list(meta_update)
         strategy.extend(self.versions[version].schema.errors(obj, old, status=status, preceding=strategy))
         return errors + strategy
 
