@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from clusterclass.cli.running import tune_garbage_collector
+
 if TYPE_CHECKING:
     from clusterclass.apiserver.store import MemoryStore
 
@@ -63,6 +65,7 @@ def apiserver(state: Path | None, port: int, kubeconfig_out: Path) -> None:
         state.parent.mkdir(parents=True, exist_ok=True)
     store = MemoryStore(state_path=state)
     try:
+        tune_garbage_collector()
         asyncio.run(_serve(store, port=port, kubeconfig_out=kubeconfig_out, state=state))
     finally:
         store.close()
