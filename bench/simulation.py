@@ -66,6 +66,7 @@ import copy
 import cProfile
 import faulthandler
 import functools
+import gc
 import json
 import logging
 import os
@@ -88,6 +89,7 @@ from typing import Any
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
 from clusterclass.apiserver import MemoryClient, MemoryStore
+from clusterclass.cli.running import tune_garbage_collector
 from clusterclass.controllers import ControllerOptions, Controllers
 from clusterclass.controllers.runtime.controller import Controller
 from clusterclass.describe.collect import collect
@@ -108,6 +110,9 @@ WRITE_VERBS = ("create", "apply", "patch", "patch_status", "update", "update_sta
 VERB_TITLES = {"patch_status": "patch status", "update_status": "update status"}
 #: the exit code of a run whose event loop stopped turning (see :class:`Watchdog`)
 STALLED = 3
+#: the providers' groups as the bench reads them (any version they serve does)
+BOOTSTRAP_API_VERSION = "bootstrap.cluster.x-k8s.io/v1beta1"
+INFRASTRUCTURE_API_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
 
 
 # -- the objects -----------------------------------------------------------------------------------------
@@ -251,6 +256,9 @@ class Readiness:
     waiting: dict[str, list[str]] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
     checks: int = 0
+    #: once an upgrade started: the version a Cluster must show in the cache before it can count as ready
+    version: str | None = None
+    timeout: float = 1800.0
 
     def __post_init__(self) -> None:
         self.clusters.add_event_handler(
@@ -316,12 +324,94 @@ class Readiness:
                 continue
             self.checks += 1
             objects = self.objects(name)
-            waiting = ["Cluster not in the cache yet"] if objects is None else pending(objects)
+            if objects is None:
+                waiting = ["Cluster not in the cache yet"]
+            elif self.version and dig(objects.cluster, "spec", "topology", "version") != self.version:
+                waiting = [f"Cluster not at {self.version} in the cache yet"]
+            else:
+                waiting = pending(objects)
             if waiting:
                 self.waiting[name] = waiting
             else:
                 self.ready[name] = now
                 self.waiting.pop(name, None)
+
+
+async def upgrade_all(
+    version: str,
+    client: Client,
+    readiness: Readiness,
+    manager: Any,
+    counting: KindCountingClient,
+    busy: dict[str, float],
+    store: MemoryStore,
+) -> dict[str, Any]:
+    """Every Cluster's ``spec.topology.version`` set to ``version`` at once; then until all are Ready at it.
+
+    A Cluster counts as upgraded once the cache shows it at ``version`` and :func:`pending` finds nothing (it
+    compares the control plane's, every Machine's and every MachinePool's version with the topology's). Writes are
+    reported per object of each kind that exists at the end (how often the upgrade wrote each object)."""
+    before = Snapshot.take(manager.controllers, counting, busy)
+    cpu_before = cpu_seconds()
+    names = sorted(readiness.names)
+    readiness.ready.clear()
+    readiness.waiting.clear()
+    readiness.version = version
+    started = time.perf_counter()
+    for name in names:
+        await client.patch(
+            c.CLUSTER_API_VERSION,
+            c.KIND_CLUSTER,
+            name,
+            {"spec": {"topology": {"version": version}}},
+            namespace=NAMESPACE,
+            field_manager="bench",
+        )
+        readiness.created[name] = time.perf_counter()
+    while len(readiness.ready) < len(names) and time.perf_counter() - started < readiness.timeout:
+        now = time.perf_counter()
+        readiness.check(now, everything=True)
+        await asyncio.sleep(0.5)
+    finished = time.perf_counter()
+    durations = sorted(readiness.ready[n] - readiness.created[n] for n in readiness.ready)
+    changes = Snapshot.take(manager.controllers, counting, busy).since(before)
+    objects = {kind: len(store.list(api_version, kind).items) for api_version, kind in upgraded_kinds()}
+    writes = changes["writes"]
+    per_object = {
+        kind: round(sum(writes.get(kind, {}).values()) / count, 2) for kind, count in objects.items() if count
+    }
+    return {
+        "version": version,
+        "upgraded": len(readiness.ready),
+        "all_upgraded_seconds": finished - started if len(readiness.ready) == len(names) else None,
+        "p50_seconds": percentile(durations, 50),
+        "p90_seconds": percentile(durations, 90),
+        "cpu_seconds": cpu_seconds() - cpu_before,
+        "objects": objects,
+        "writes_per_object": per_object,
+        "not_upgraded": {n: readiness.waiting.get(n, ["not checked"]) for n in names if n not in readiness.ready}
+        if len(readiness.ready) < len(names)
+        else {},
+        **changes,
+    }
+
+
+def upgraded_kinds() -> list[tuple[str, str]]:
+    """The kinds an upgrade writes, for writes per object."""
+    cp_api_version, cp_kind = control_plane_kind()
+    return [
+        (c.CLUSTER_API_VERSION, c.KIND_CLUSTER),
+        (cp_api_version, cp_kind),
+        (c.CLUSTER_API_VERSION, c.KIND_MACHINE_DEPLOYMENT),
+        (c.CLUSTER_API_VERSION, c.KIND_MACHINE_SET),
+        (c.CLUSTER_API_VERSION, c.KIND_MACHINE),
+        (c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL),
+        (BOOTSTRAP_API_VERSION, "KubeadmConfig"),
+        (BOOTSTRAP_API_VERSION, "KubeadmConfigTemplate"),
+        (INFRASTRUCTURE_API_VERSION, "DockerMachine"),
+        (INFRASTRUCTURE_API_VERSION, "DockerMachinePool"),
+        (INFRASTRUCTURE_API_VERSION, "DockerMachineTemplate"),
+    ]
 
 
 async def verify(client: Client, names: Sequence[str]) -> dict[str, list[str]]:
@@ -577,6 +667,7 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
             machine_pools=await manager.informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL),
             control_planes=await manager.informer(cp_api_version, cp_kind),
             names=set(cluster_names(count)),
+            timeout=args.timeout,
         )
 
         for obj in class_objects():
@@ -668,6 +759,17 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
         result["settle"] = Snapshot.take(manager.controllers, counting, busy).since(at_ready)
         result["settle"]["seconds"] = args.settle
 
+        if args.idle:
+            watchdog.phase = "idle"
+            idle_from = Snapshot.take(manager.controllers, counting, busy)
+            await asyncio.sleep(args.idle)
+            result["idle"] = Snapshot.take(manager.controllers, counting, busy).since(idle_from)
+            result["idle"]["seconds"] = args.idle
+
+        if args.upgrade:
+            watchdog.phase = f"upgrading {count} Clusters to {args.upgrade}"
+            result["upgrade"] = await upgrade_all(args.upgrade, direct, readiness, manager, counting, busy, store)
+
         watchdog.phase = "checking readiness with collect()"
         verify_started = time.perf_counter()
         disagree = await verify(direct, sorted(readiness.ready))
@@ -730,6 +832,28 @@ def progress_line(
     return f"[{elapsed:7.1f}s] {ready}/{len(readiness.names)} Ready, {client.writes} writes; " + " ".join(busy)
 
 
+class GcTimer:
+    """Seconds the cyclic garbage collector ran, by generation (``gc.callbacks``): with a large heap a full
+    collection walks every object, so its share of the CPU time is worth knowing."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self.collections = [0, 0, 0]
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds[info["generation"]] += time.perf_counter() - self._started
+            self.collections[info["generation"]] += 1
+
+    def close(self) -> dict[str, Any]:
+        gc.callbacks.remove(self._callback)
+        return {"seconds": [round(s, 2) for s in self.seconds], "collections": self.collections}
+
+
 def run_one(args: argparse.Namespace, count: int) -> None:
     """The child process: one K, its result as JSON on standard output."""
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid>: where the process is, for a run that stalls
@@ -738,7 +862,13 @@ def run_one(args: argparse.Namespace, count: int) -> None:
     profiler = cProfile.Profile() if args.profile or args.profile_out else None
     if profiler is not None:
         profiler.enable()
+    if os.environ.get("CC_GC"):  # other thresholds, to compare: CC_GC=700,10,10 is CPython's default
+        gc.set_threshold(*(int(x) for x in os.environ["CC_GC"].split(",")))
+    else:
+        tune_garbage_collector()  # as clusterclass up does
+    gc_timer = GcTimer()
     result = asyncio.run(run(args, count, logs))
+    result["gc"] = gc_timer.close()
     if profiler is not None:
         profiler.disable()
         stats = pstats.Stats(profiler, stream=sys.stderr)
@@ -755,7 +885,8 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--workers", str(args.workers), "--sim-workers", str(args.sim_workers)]
     command += ["--timeout", str(args.timeout), "--batch", str(args.batch), "--poll", str(args.poll)]
     command += ["--settle", str(args.settle), "--seed", str(args.seed), "--progress", str(args.progress)]
-    command += ["--stall", str(args.stall)]
+    command += ["--stall", str(args.stall), "--idle", str(args.idle)]
+    command += ["--upgrade", args.upgrade] if args.upgrade else []
     command += ["--tracemalloc"] if args.tracemalloc else []
     command += ["--profile"] if args.profile else []
     command += ["--profile-out", args.profile_out] if args.profile_out else []
@@ -886,6 +1017,21 @@ def stalled_notes(r: dict[str, Any]) -> list[str]:
     return notes
 
 
+def upgrade_notes(u: dict[str, Any], count: int) -> list[str]:
+    seconds = u["all_upgraded_seconds"]
+    total = sum(sum(v.values()) for v in u["writes"].values())
+    notes = [
+        f"  upgrade of all {count} to {u['version']}: "
+        + (f"{seconds:.1f} s" if seconds is not None else f"NOT DONE ({u['upgraded']}/{count})")
+        + f" (p50 {u['p50_seconds'] or 0:.1f} s, p90 {u['p90_seconds'] or 0:.1f} s per Cluster), "
+        f"CPU {u['cpu_seconds']:.1f} s, {total} writes ({total / count:.1f} per Cluster), requests {u['verbs']}",
+        "    writes per object: "
+        + ", ".join(f"{kind} {per:g} ({u['objects'][kind]})" for kind, per in u["writes_per_object"].items()),
+    ]
+    notes += [f"    not upgraded: {name}: {waiting}" for name, waiting in list(u["not_upgraded"].items())[:10]]
+    return notes
+
+
 def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
     out: list[str] = []
     stalled = [r for r in results if "stalled" in r]
@@ -947,6 +1093,11 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
             f"K={r['clusters']}: CPU {r['cpu_seconds']:.1f} s, of which the controllers' reconciles {busy:.1f} s; "
             f"requests by verb {r['verbs']}"
         ]
+        if r.get("gc"):
+            notes.append(
+                f"  garbage collector (whole run): {sum(r['gc']['seconds']):.1f} s, by generation "
+                f"{r['gc']['seconds']} s in {r['gc']['collections']} collections"
+            )
         notes.append(
             f"  {r['create_seconds']:.2f} s to create the Clusters; {r['readiness_checks']} readiness checks; "
             f"stop {r['stop_seconds']:.1f} s; management objects {r['management_objects']}; "
@@ -959,6 +1110,15 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
             f"  in the {settle['seconds']:g} s after all Ready: {settle_writes} writes {settle['writes'] or ''}, "
             f"{settle_reconciles} reconciles"
         )
+        if r.get("idle"):
+            idle = r["idle"]
+            idle_requests = sum(v for k, v in idle["verbs"].items() if k != "watch")
+            notes.append(
+                f"  idle {idle['seconds']:g} s (after settling): {idle_requests} requests {idle['verbs'] or ''}, "
+                f"{sum(ctl['reconciles'] for ctl in idle['controllers'].values())} reconciles"
+            )
+        if r.get("upgrade"):
+            notes += upgrade_notes(r["upgrade"], r["clusters"])
         verified = r["verify"]
         notes.append(
             f"  collect()+pending() check of the {verified['checked']} Ready Clusters: "
@@ -991,6 +1151,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=0, help="create B Clusters at a time (default: all at once)")
     parser.add_argument("--poll", type=float, default=0.1, help="seconds between readiness rounds (default 0.1)")
     parser.add_argument("--settle", type=float, default=2.0, help="seconds to watch after all Ready (default 2)")
+    parser.add_argument(
+        "--idle", type=float, default=0, metavar="S", help="after settling, count requests over S idle seconds"
+    )
+    parser.add_argument(
+        "--upgrade", metavar="VERSION", help="then upgrade every Cluster to VERSION (e.g. v1.29.0) and time it"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--progress", type=float, default=0, metavar="S", help="a progress line every S seconds")
     parser.add_argument(
