@@ -110,6 +110,8 @@ WRITE_VERBS = ("create", "apply", "patch", "patch_status", "update", "update_sta
 VERB_TITLES = {"patch_status": "patch status", "update_status": "update status"}
 #: the exit code of a run whose event loop stopped turning (see :class:`Watchdog`)
 STALLED = 3
+#: seconds between checks of every Cluster not ready yet (between them, only those whose objects changed)
+FULL_CHECK_INTERVAL = 30.0
 #: the providers' groups as the bench reads them (any version they serve does)
 BOOTSTRAP_API_VERSION = "bootstrap.cluster.x-k8s.io/v1beta1"
 INFRASTRUCTURE_API_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
@@ -258,7 +260,6 @@ class Readiness:
     checks: int = 0
     #: once an upgrade started: the version a Cluster must show in the cache before it can count as ready
     version: str | None = None
-    timeout: float = 1800.0
 
     def __post_init__(self) -> None:
         self.clusters.add_event_handler(
@@ -315,6 +316,28 @@ class Readiness:
                 found.add_referenced(control_plane)
         return found
 
+    async def wait(
+        self, started: float, args: argparse.Namespace, controllers: Iterable[Controller], client: CountingClient
+    ) -> None:
+        """Check every ``--poll`` seconds until all are ready or ``--timeout``: the Clusters whose objects changed,
+        and all of them every :data:`FULL_CHECK_INTERVAL` seconds (a safety net for a change the event mapping
+        missed; at every round it cost K checks per round, which at K=1000 was a good part of the run)."""
+        deadline = started + args.timeout
+        last_full = last_progress = time.perf_counter()
+        self.dirty |= self.names
+        while True:
+            now = time.perf_counter()
+            full = now - last_full > FULL_CHECK_INTERVAL
+            self.check(now, everything=full)
+            if full:
+                last_full = now
+            if args.progress and now - last_progress >= args.progress:
+                last_progress = now
+                print(progress_line(now - started, self, controllers, client), file=sys.stderr)
+            if len(self.ready) == len(self.names) or now > deadline:
+                return
+            await asyncio.sleep(args.poll)
+
     def check(self, now: float, *, everything: bool = False) -> None:
         """Look again at the Clusters not ready yet whose objects changed (``everything``: at all of them)."""
         names = (self.names if everything else self.dirty & self.names) - self.ready.keys()
@@ -339,6 +362,7 @@ class Readiness:
 
 async def upgrade_all(
     version: str,
+    args: argparse.Namespace,
     client: Client,
     readiness: Readiness,
     manager: Any,
@@ -368,10 +392,7 @@ async def upgrade_all(
             field_manager="bench",
         )
         readiness.created[name] = time.perf_counter()
-    while len(readiness.ready) < len(names) and time.perf_counter() - started < readiness.timeout:
-        now = time.perf_counter()
-        readiness.check(now, everything=True)
-        await asyncio.sleep(0.5)
+    await readiness.wait(started, args, manager.controllers, counting)
     finished = time.perf_counter()
     durations = sorted(readiness.ready[n] - readiness.created[n] for n in readiness.ready)
     changes = Snapshot.take(manager.controllers, counting, busy).since(before)
@@ -667,7 +688,6 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
             machine_pools=await manager.informer(c.CLUSTER_API_VERSION, c.KIND_MACHINE_POOL),
             control_planes=await manager.informer(cp_api_version, cp_kind),
             names=set(cluster_names(count)),
-            timeout=args.timeout,
         )
 
         for obj in class_objects():
@@ -697,21 +717,7 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
         result["create_seconds"] = time.perf_counter() - started
 
         watchdog.phase = "waiting for the Clusters to be Ready"
-        deadline = started + args.timeout
-        last_full = last_progress = time.perf_counter()
-        while True:
-            now = time.perf_counter()
-            full = now - last_full > 2.0  # a safety net for any change the event mapping missed
-            readiness.check(now, everything=full)
-            if full:
-                last_full = now
-            if args.progress and now - last_progress >= args.progress:
-                last_progress = now
-                print(progress_line(now - started, readiness, manager.controllers, counting), file=sys.stderr)
-            result["ready"] = len(readiness.ready)
-            if len(readiness.ready) == count or now > deadline:
-                break
-            await asyncio.sleep(args.poll)
+        await readiness.wait(started, args, manager.controllers, counting)
         finished = time.perf_counter()
         result["log_warnings_until_ready"] = sum(logs.counts.values())
         at_ready = Snapshot.take(manager.controllers, counting, busy)
@@ -768,7 +774,7 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
 
         if args.upgrade:
             watchdog.phase = f"upgrading {count} Clusters to {args.upgrade}"
-            result["upgrade"] = await upgrade_all(args.upgrade, direct, readiness, manager, counting, busy, store)
+            result["upgrade"] = await upgrade_all(args.upgrade, args, direct, readiness, manager, counting, busy, store)
 
         watchdog.phase = "checking readiness with collect()"
         verify_started = time.perf_counter()
