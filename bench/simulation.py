@@ -417,6 +417,16 @@ async def upgrade_all(
     }
 
 
+def largest_objects(store: MemoryStore) -> dict[str, int]:
+    """The size in bytes (JSON, as stored) of the largest object of each kind an upgrade writes: what every copy,
+    conversion and write of one costs grows with it."""
+    sizes = {}
+    for api_version, kind in upgraded_kinds():
+        items = store.list(api_version, kind).items
+        sizes[kind] = max((len(json.dumps(obj, separators=(",", ":"))) for obj in items), default=0)
+    return sizes
+
+
 def upgraded_kinds() -> list[tuple[str, str]]:
     """The kinds an upgrade writes, for writes per object."""
     cp_api_version, cp_kind = control_plane_kind()
@@ -807,6 +817,7 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
                 ("v1", "Event"),
             )
         }
+        result["largest_objects"] = largest_objects(store)
     finally:
         watchdog.phase = "stopping"
         stop_started = time.perf_counter()
@@ -1116,6 +1127,8 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
             f"  in the {settle['seconds']:g} s after all Ready: {settle_writes} writes {settle['writes'] or ''}, "
             f"{settle_reconciles} reconciles"
         )
+        if r.get("largest_objects"):
+            notes.append(f"  largest object of each kind (bytes of JSON): {r['largest_objects']}")
         if r.get("idle"):
             idle = r["idle"]
             idle_requests = sum(v for k, v in idle["verbs"].items() if k != "watch")
