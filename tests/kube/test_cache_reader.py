@@ -12,6 +12,7 @@ from clusterclass.api.objects import Obj
 from clusterclass.apiserver.inprocess_client import MemoryClient
 from clusterclass.apiserver.store import MemoryStore
 from clusterclass.apiserver.store_reader import StoreReader
+from clusterclass.kube import cache_reader as cache_reader_module
 from clusterclass.kube.cache_reader import CacheReader, NotCached, NotSynced
 from clusterclass.kube.informer import Informer
 from clusterclass.kube.workqueue import FakeClock
@@ -143,6 +144,41 @@ async def test_lookups_are_by_group_and_kind_whatever_the_version(
     assert got is not None and got["apiVersion"] == v1beta2
     assert got == store_reader.get(v1beta2, "Cluster", "default", "c1")
     assert cache_reader.list(v1beta2, "Cluster", "default", {}) == store_reader.list(v1beta2, "Cluster", "default", {})
+
+
+async def test_an_object_read_in_another_version_is_converted_once_per_change_and_kept_once(
+    world: tuple[MemoryClient, StoreReader, CacheReader], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, store_reader, cache_reader = world
+    v1beta2 = "cluster.x-k8s.io/v1beta2"
+    conversions: list[str] = []
+    real = cache_reader_module.convert
+
+    def counted(obj: Obj, api_version: str, **options: Any) -> Obj:
+        conversions.append(obj["metadata"]["resourceVersion"])
+        return real(obj, api_version, **options)
+
+    monkeypatch.setattr(cache_reader_module, "convert", counted)
+    for _ in range(3):
+        cache_reader.get(v1beta2, "Cluster", "default", "c1")
+    assert len(conversions) == 1
+    for n in range(3):
+        patched = await client.patch(
+            CAPI, "Cluster", "c1", {"metadata": {"labels": {"n": str(n)}}}, namespace="default"
+        )
+        version = patched["metadata"]["resourceVersion"]
+
+        def seen(version: str = version) -> bool:
+            cached = cache_reader.get(CAPI, "Cluster", "default", "c1")
+            return cached is not None and cached["metadata"]["resourceVersion"] == version
+
+        await eventually(seen)
+        served = cache_reader.get(v1beta2, "Cluster", "default", "c1")
+        assert served == store_reader.get(v1beta2, "Cluster", "default", "c1")
+        assert conversions[-1] == version
+    assert len(conversions) == 4
+    # one conversion kept for the object, whatever its history: an earlier version can never be asked for again
+    assert len(cache_reader._converted) == 1
 
 
 async def test_what_the_caches_cannot_answer_is_an_error_not_an_empty_answer() -> None:
