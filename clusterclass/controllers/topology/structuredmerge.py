@@ -9,22 +9,25 @@
 removed, and maps their removal leaves empty pruned. An update carries the current object's uid, so applying to an
 object deleted and created again under the same name fails instead of writing to the wrong object.
 
-**Change detection** (:meth:`ServerSideApply.diff`), without writing: a request id made of the object's
-group, version, kind, namespace, name, *the state of the current object the answer depends on* and a hash of the
-intent is looked up in a cache of answers that were "no change" (10 minutes); a hit costs no request at all, so a
-converged Cluster is reconciled with zero requests. Upstream keys its cache on the current resourceVersion, so every
+**Change detection** (:meth:`ServerSideApply.diff`), without writing: a request id made of the object's group,
+version, kind, namespace, name, *the state of the current object the answer depends on* and a hash of the intent is
+looked up in a cache of answers that were "no change"; a hit costs no request at all, so a converged Cluster is
+reconciled with zero requests. An answer is kept while it is used: each hit keeps it another 30 minutes (three sync
+periods), so the resync every 10 minutes finds the answers of the one before and an idle management cluster is asked
+nothing; upstream forgets every answer 10 minutes after it was made, so each resync of an idle Cluster costs it its
+dry runs again (``docs/upstream-differences.md``). Upstream keys its cache on the current resourceVersion, so every
 status write a provider makes (a MachinePool's replicas, a KubeadmConfig's conditions) costs it two dry runs again;
 the answer depends only on what the dry runs read — the uid, ``metadata.generation`` (which a custom resource bumps
 on every change but to metadata and status), the labels, annotations and ownerReferences, and our own ``Apply``
-entry of the managed fields — so that is the key here (the resourceVersion where an object has no generation), and
-a status write costs nothing. On a miss, two server-side-apply dry runs, sent together: the intent, and the
-current object filtered to the same paths (so both sides get the server's latest defaulting), both with
-the ``topology.cluster.x-k8s.io/dry-run`` annotation that tells provider webhooks to skip immutability
-checks. Of each answer the annotation, ``cluster.x-k8s.io/conversion-data`` and every managedFields entry
-but ``capi-topology``'s own ``Apply`` one (timestamps cleared) are dropped, both are filtered to the allowed
-paths plus ``metadata.managedFields``, and a JSON merge patch between them says whether anything changes,
-and whether ``spec`` does. Because our managedFields entry is compared too, a field another manager took
-over shows up as a change, and the next apply takes it back.
+entry of the managed fields — so that is the key here (the resourceVersion where an object has no generation), and a
+status write costs nothing. On a miss, two server-side-apply dry runs, sent together: the intent, and the current
+object filtered to the same paths (so both sides get the server's latest defaulting), both with the
+``topology.cluster.x-k8s.io/dry-run`` annotation that tells provider webhooks to skip immutability checks. Of each
+answer the annotation, ``cluster.x-k8s.io/conversion-data`` and every managedFields entry but ``capi-topology``'s
+own ``Apply`` one (timestamps cleared) are dropped, both are filtered to the allowed paths plus
+``metadata.managedFields``, and a JSON merge patch between them says whether anything changes, and whether ``spec``
+does. Because our managedFields entry is compared too, a field another manager took over shows up as a change, and
+the next apply takes it back.
 
 **The version written.** The pipeline computes Cluster API's core kinds in v1beta1; a Cluster API kind is applied
 in the version :class:`WriteVersions` names (the manager's: v1beta2 wherever the management cluster serves it,
@@ -69,8 +72,9 @@ from clusterclass.topology.reconcile import DiffResult, Path, Paths
 #: the field manager of every topology write, upstream's, so ownership is interchangeable with it
 TOPOLOGY_MANAGER = c.FIELD_MANAGER
 DRY_RUN_ANNOTATION = c.ANNOTATION_DRY_RUN
-#: how long a "no change" answer is remembered
-CACHE_TTL = 600.0
+#: how long a "no change" answer is remembered after it was last used: three of the default 10-minute sync periods,
+#: so a resync always finds the answers the one before used, whatever its jitter
+CACHE_TTL = 1800.0
 
 OBJECT_PATHS: Paths = (
     ("apiVersion",),
@@ -211,7 +215,10 @@ def _cluster_patch(have: Obj, want: Obj) -> Obj:
 
 
 class AnswerCache:
-    """Request ids answered "no change", each remembered for ``ttl`` seconds.
+    """Request ids answered "no change", each remembered for ``ttl`` seconds after it was last looked up.
+
+    The key holds everything the answer depends on (module doc), so an answer in use never goes stale: the expiry
+    only lets go of the answers of objects gone or changed.
 
     Expired ids are swept out when the cache has doubled since the last sweep (``sweep_floor`` ids at the
     least), so a sweep's cost is paid back by the adds before it: sweeping on every add once the
@@ -232,9 +239,11 @@ class AnswerCache:
         expiry = self._expiry.get(request_id)
         if expiry is None:
             return False
-        if expiry < self.clock.now():
+        now = self.clock.now()
+        if expiry < now:
             del self._expiry[request_id]
             return False
+        self._expiry[request_id] = now + self.ttl
         return True
 
     def add(self, request_id: str) -> None:
