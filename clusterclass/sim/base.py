@@ -225,14 +225,11 @@ async def _write(manager: Manager | SimManager, before: Obj, after: Obj, *, read
     client: Any = manager.client
     hub_api_version = _hub_api_version(api_version, kind)
     if hub_api_version is not None:
-        api_versions = manager.reader.api_versions
-        hub_before = convert(_without_conversion_data(before), hub_api_version, api_versions=api_versions)
-        hub_after = convert(_without_conversion_data(after), hub_api_version, api_versions=api_versions)
-        client = getattr(client, "unpinned", client)
-        written = await _patch(client, hub_before, hub_after)
+        hub_before = _in_hub(manager, before, hub_api_version)
+        written = await _patch(_unpinned(client), hub_before, _in_hub(manager, after, hub_api_version))
         if written is hub_before:
             return before
-        return convert(written, api_version, api_versions=api_versions) if read_back else None
+        return convert(written, api_version, api_versions=manager.reader.api_versions) if read_back else None
     return await _patch(client, before, after)
 
 
@@ -242,6 +239,16 @@ def _hub_api_version(api_version: str, kind: str) -> str | None:
     if hub is None or api_version.endswith(f"/{hub}"):
         return None
     return f"{group_of(api_version)}/{hub}"
+
+
+def _in_hub(manager: Manager | SimManager, obj: Obj, hub_api_version: str) -> Obj:
+    """``obj`` converted to its hub version for a write, without its conversion-data annotation (:func:`write`)."""
+    return convert(_without_conversion_data(obj), hub_api_version, api_versions=manager.reader.api_versions)
+
+
+def _unpinned(client: Any) -> Any:
+    """The client itself under the simulation's version pinning, for a request made in the hub version."""
+    return getattr(client, "unpinned", client)
 
 
 def _without_conversion_data(obj: Obj) -> Obj:
@@ -424,9 +431,8 @@ class ProviderController:
         if hub_api_version is not None:
             # created in the hub version, as upstream's controllers create (their managedFields entry is then
             # the hub's, which the providers' later writes, in the hub too, update without a conversion)
-            api_versions = self.manager.reader.api_versions
-            obj = convert(_without_conversion_data(obj), hub_api_version, api_versions=api_versions)
-            client = getattr(client, "unpinned", client)
+            obj = _in_hub(self.manager, obj, hub_api_version)
+            client = _unpinned(client)
         try:
             created: Obj = await client.create(obj, field_manager=field_manager)
         except ApiError as err:
