@@ -382,6 +382,8 @@ async def upgrade_all(
     readiness.waiting.clear()
     readiness.version = version
     started = time.perf_counter()
+    # readiness.created is reused as each Cluster's upgrade start, so Readiness.wait and the durations below need
+    # nothing of their own
     for name in names:
         await client.patch(
             c.CLUSTER_API_VERSION,
@@ -871,6 +873,17 @@ class GcTimer:
         return {"seconds": [round(s, 2) for s in self.seconds], "collections": self.collections}
 
 
+def gc_thresholds(text: str) -> tuple[int, int, int]:
+    """``--gc-threshold``: three non-negative integers, as :func:`gc.set_threshold` takes them."""
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3 or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected three non-negative integers G0,G1,G2, got {text!r}")
+    return values[0], values[1], values[2]
+
+
 def run_one(args: argparse.Namespace, count: int) -> None:
     """The child process: one K, its result as JSON on standard output."""
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid>: where the process is, for a run that stalls
@@ -879,8 +892,8 @@ def run_one(args: argparse.Namespace, count: int) -> None:
     profiler = cProfile.Profile() if args.profile or args.profile_out else None
     if profiler is not None:
         profiler.enable()
-    if os.environ.get("CC_GC"):  # other thresholds, to compare: CC_GC=700,10,10 is CPython's default
-        gc.set_threshold(*(int(x) for x in os.environ["CC_GC"].split(",")))
+    if args.gc_threshold:
+        gc.set_threshold(*args.gc_threshold)
     else:
         tune_garbage_collector()  # as clusterclass up does
     gc_timer = GcTimer()
@@ -904,6 +917,7 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--settle", str(args.settle), "--seed", str(args.seed), "--progress", str(args.progress)]
     command += ["--stall", str(args.stall), "--idle", str(args.idle)]
     command += ["--upgrade", args.upgrade] if args.upgrade else []
+    command += ["--gc-threshold", ",".join(map(str, args.gc_threshold))] if args.gc_threshold else []
     command += ["--tracemalloc"] if args.tracemalloc else []
     command += ["--profile"] if args.profile else []
     command += ["--profile-out", args.profile_out] if args.profile_out else []
@@ -1180,6 +1194,12 @@ def main() -> None:
     parser.add_argument("--progress", type=float, default=0, metavar="S", help="a progress line every S seconds")
     parser.add_argument(
         "--stall", type=float, default=60, metavar="S", help="end a run whose event loop is stuck S seconds (0: never)"
+    )
+    parser.add_argument(
+        "--gc-threshold",
+        type=gc_thresholds,
+        metavar="G0,G1,G2",
+        help="the garbage collector's thresholds instead of clusterclass's (700,10,10 is CPython's default)",
     )
     parser.add_argument("--tracemalloc", action="store_true", help="measure the Python heap (slow)")
     parser.add_argument("--profile", action="store_true", help="cProfile each run; the top functions to stderr")
