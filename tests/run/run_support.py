@@ -79,10 +79,11 @@ class Installed:
     cert_dir: Path
     workdir: Path
 
-    def register_webhooks(self, port: int) -> None:
-        """Point every webhook at ``https://127.0.0.1:<port>`` (a Service's endpoints moving to that replica)."""
+    def register_webhooks(self, port: int, ca_bundle: str | None = None) -> None:
+        """Point every webhook at ``https://127.0.0.1:<port>`` (a Service's endpoints moving to that replica),
+        trusting ``ca_bundle`` (by default the CA of the serving pair ``clusterclass run`` is given)."""
         documents = webhook_configurations(
-            url_client_config(f"https://127.0.0.1:{port}", self.certificate.ca_bundle),
+            url_client_config(f"https://127.0.0.1:{port}", ca_bundle or self.certificate.ca_bundle),
             mutating_name="clusterclass-mutating-webhook-configuration",
             validating_name="clusterclass-validating-webhook-configuration",
         )

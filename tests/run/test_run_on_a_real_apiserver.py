@@ -46,6 +46,7 @@ from clusterclass.describe.collect import collect
 from clusterclass.describe.readiness import pending
 from clusterclass.sim import Simulation
 from clusterclass.sim.timing import NONE
+from clusterclass.webhooks.certificates import serving_certificate
 from clusterclass.webhooks.conversion import PATH as CONVERSION_PATH
 
 pytestmark = pytest.mark.timeout(600)
@@ -177,6 +178,40 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
     finally:
         run.stop()
         installed.convert_through_the_harness()  # for the tests after this one: run is gone
+
+
+def test_kube_apiserver_reaches_the_webhooks_only_through_the_ca_that_signed_their_certificate(
+    installed: Installed,
+) -> None:
+    """TLS to the webhooks is verified: registered with another CA's bundle, every write they guard is refused
+    (``failurePolicy: Fail``) and nothing is stored; with the bundle of the CA that signed run's serving pair, the
+    same write is defaulted and admitted."""
+    admin = installed.api.kubeconfig
+    namespace = "webhook-tls"
+    kubectl(admin, "create", "namespace", namespace)
+    cluster = next(o for o in quick_start(namespace) if o["kind"] == "Cluster")
+    run = RunProcess(installed, "tls", *ELECTION_FLAGS)
+    try:
+        wait(run.ready, "/readyz", process=run)
+        wait(run.leading, "leadership", process=run)
+
+        installed.register_webhooks(run.webhook_port, serving_certificate(["127.0.0.1"], ca_name="other-ca").ca_bundle)
+        refused = kubectl(admin, "create", "-f", "-", stdin=as_yaml([cluster]), check=False)
+        assert refused.returncode != 0
+        assert 'failed calling webhook "default.cluster.cluster.x-k8s.io"' in refused.stderr, refused.stderr
+        assert "x509: certificate signed by unknown authority" in refused.stderr, refused.stderr
+        absent = kubectl(admin, "-n", namespace, "get", "cluster", "demo", check=False)
+        assert absent.returncode != 0 and "NotFound" in absent.stderr
+        served = "controller_runtime_webhook_requests_total"
+        assert run.metric(served, webhook="/mutate-cluster-x-k8s-io-v1beta2-cluster", code="200") == 0
+
+        installed.register_webhooks(run.webhook_port)
+        admitted = kubectl(admin, "create", "--dry-run=server", "-o", "json", "-f", "-", stdin=as_yaml([cluster]))
+        assert json.loads(admitted.stdout)["metadata"]["name"] == "demo"
+        assert run.metric(served, webhook="/mutate-cluster-x-k8s-io-v1beta2-cluster", code="200") == 1
+        assert run.terminate() == 0
+    finally:
+        run.stop()
 
 
 async def test_a_standby_takes_over_when_the_leader_dies_and_converges_without_duplicates(installed: Installed) -> None:

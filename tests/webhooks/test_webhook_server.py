@@ -2,7 +2,7 @@
 
 The server runs on the embedded store with the controllers (so ClusterClasses are reconciled, as the Cluster webhook
 requires before it defaults variables); reviews are POSTed over TLS the way kube-apiserver sends them. The same
-webhooks registered with a real kube-apiserver are in ``test_webhooks_on_a_real_apiserver.py``.
+webhooks registered with a real kube-apiserver are in ``tests/run/test_run_on_a_real_apiserver.py``.
 """
 
 from __future__ import annotations
