@@ -37,7 +37,7 @@ Usage::
 
     .venv/bin/python bench/upstream.py [--release v1.14.0] [--clusters 10 100 300] [--workers 1]
         [--pool-replicas 1] [--idle 300] [--concurrency 20] [--poll 2] [--timeout 3600] [--markdown | --json]
-        [--keep-logs DIR]
+        [--keep-logs DIR] [--save FILE]
 """
 
 from __future__ import annotations
@@ -298,23 +298,21 @@ async def main_async(args: argparse.Namespace) -> int:
                 runs[owner] = await run_one(release, owner, n, args, Path(workdir))
                 print(f"N={n} {owner}: all Ready in {runs[owner].ready_seconds:.0f}s", file=sys.stderr)
         rows.append((n, runs[UPSTREAM], runs[OURS]))
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "clusters": n,
-                        "upstream": asdict(u),
-                        "clusterclass": asdict(o),
-                        "upstream_topology": upstream_topology_share(u, o),
-                    }
-                    for n, u, o in rows
-                ],
-                indent=2,
-            )
-        )
-    else:
-        print(markdown(args.release, rows))
+    raw = json.dumps(
+        [
+            {
+                "clusters": n,
+                "upstream": asdict(u),
+                "clusterclass": asdict(o),
+                "upstream_topology": upstream_topology_share(u, o),
+            }
+            for n, u, o in rows
+        ],
+        indent=2,
+    )
+    if args.save:
+        Path(args.save).write_text(raw + "\n")
+    print(raw if args.json else markdown(args.release, rows))
     return 0
 
 
@@ -335,6 +333,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--keep-logs", metavar="DIR")
+    parser.add_argument(
+        "--save", metavar="FILE", help="also write the raw results as JSON to FILE (the table's source)"
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--markdown", action="store_true", help="a README table (default)")
     output.add_argument("--json", action="store_true")
