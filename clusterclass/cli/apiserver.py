@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterclass.cli.running import tune_garbage_collector
+from clusterclass.cli.running import tune_long_running_process
 
 if TYPE_CHECKING:
     from clusterclass.apiserver.store import MemoryStore
@@ -65,7 +65,7 @@ def apiserver(state: Path | None, port: int, kubeconfig_out: Path) -> None:
         state.parent.mkdir(parents=True, exist_ok=True)
     store = MemoryStore(state_path=state)
     try:
-        tune_garbage_collector()
+        tune_long_running_process()
         asyncio.run(_serve(store, port=port, kubeconfig_out=kubeconfig_out, state=state))
     finally:
         store.close()
