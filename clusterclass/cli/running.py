@@ -50,9 +50,7 @@ def tune_tls_read_buffer() -> None:
     and a connection pair takes 200 KiB instead of 583 KiB. asyncio has no setting for it: the size is the class
     attribute its TLS protocol reads when a connection is made, set here for the process, never raised.
     """
-    protocol = getattr(asyncio.sslproto, "SSLProtocol", None)
-    if protocol is not None and getattr(protocol, "max_size", 0) > TLS_READ_BUFFER:
-        protocol.max_size = TLS_READ_BUFFER
+    asyncio.sslproto.SSLProtocol.max_size = min(asyncio.sslproto.SSLProtocol.max_size, TLS_READ_BUFFER)
 
 
 def tune_long_running_process() -> None:
