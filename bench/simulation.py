@@ -89,7 +89,7 @@ from typing import Any
 from clusterclass.api import constants as c
 from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
 from clusterclass.apiserver import MemoryClient, MemoryStore
-from clusterclass.cli.running import tune_garbage_collector, tune_tls_read_buffer
+from clusterclass.cli.running import tune_long_running_process
 from clusterclass.controllers import ControllerOptions, Controllers
 from clusterclass.controllers.runtime.controller import Controller
 from clusterclass.describe.collect import collect
@@ -892,11 +892,9 @@ def run_one(args: argparse.Namespace, count: int) -> None:
     profiler = cProfile.Profile() if args.profile or args.profile_out else None
     if profiler is not None:
         profiler.enable()
-    tune_tls_read_buffer()  # as clusterclass up does
+    tune_long_running_process()  # as clusterclass up does
     if args.gc_threshold:
         gc.set_threshold(*args.gc_threshold)
-    else:
-        tune_garbage_collector()  # as clusterclass up does
     gc_timer = GcTimer()
     result = asyncio.run(run(args, count, logs))
     result["gc"] = gc_timer.close()
