@@ -9,12 +9,12 @@ import asyncio
 import asyncio.sslproto
 import gc
 import ssl
-from pathlib import Path
 
 import pytest
 
 from clusterclass.cli.running import GC_THRESHOLDS, TLS_READ_BUFFER, run_to_exit
 from clusterclass.kube.certs import CertificateAuthority
+from clusterclass.kube.http.tls import load_key_pair
 
 
 async def thresholds_inside() -> int:
@@ -33,14 +33,12 @@ def test_a_long_running_command_runs_with_the_tuned_thresholds() -> None:
         asyncio.sslproto.SSLProtocol.max_size = saved_buffer
 
 
-async def a_large_body_over_tls(directory: Path) -> int:
+async def a_large_body_over_tls() -> int:
     """8 MiB both ways over one TLS connection; 0 when it arrives whole and the connection read in 64 KiB."""
     ca = CertificateAuthority("tuning-test")
     pair = ca.issue_server(["127.0.0.1"])
-    (directory / "tls.crt").write_bytes(pair.cert_pem)
-    (directory / "tls.key").write_bytes(pair.key_pem)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
+    load_key_pair(server_context, pair.cert_pem, pair.key_pem)
     body = bytes(range(256)) * (8 * 4096)
 
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -62,12 +60,12 @@ async def a_large_body_over_tls(directory: Path) -> int:
     return 0 if echoed == body and buffer_size == TLS_READ_BUFFER else 7
 
 
-def test_a_long_running_command_reads_tls_through_a_smaller_buffer(tmp_path: Path) -> None:
+def test_a_long_running_command_reads_tls_through_a_smaller_buffer() -> None:
     saved = asyncio.sslproto.SSLProtocol.max_size
     try:
         asyncio.sslproto.SSLProtocol.max_size = 256 * 1024
         with pytest.raises(SystemExit) as exited:
-            run_to_exit(a_large_body_over_tls(tmp_path))
+            run_to_exit(a_large_body_over_tls())
         assert exited.value.code == 0
     finally:
         asyncio.sslproto.SSLProtocol.max_size = saved
