@@ -31,13 +31,21 @@ Reported per N and controller:
   clusterclass run (same Clusters, same providers; the difference is the topology and ClusterClass controllers);
 - CPU seconds and peak RSS: clusterclass's process; for upstream, the core manager's CPU in the upstream run minus
   its CPU in the clusterclass run, and its peak RSS (whole process: not separable);
-- requests in the idle window, by the same split.
+- requests in the idle window, by the same split;
+- to tell where a reconcile's time goes (``--save``'s JSON, and the second table): the topology controller's
+  reconciles, the latency of each agent's requests as kube-apiserver logged them (arrival to response, watches
+  left out: p50 and p99), and kube-apiserver's calls of the Cluster API conversion webhook during the run, by
+  target version, with the seconds they took
+  (``apiserver_crd_conversion_webhook_duration_seconds``: a client that reads or watches a version other than
+  the stored one makes kube-apiserver call the webhook for every object it sends that client).
+
+``--owners`` runs only one side (its JSON; the tables need both).
 
 Usage::
 
     .venv/bin/python bench/upstream.py [--release v1.14.0] [--clusters 10 100 300] [--workers 1]
         [--pool-replicas 1] [--idle 300] [--concurrency 20] [--poll 2] [--timeout 3600] [--markdown | --json]
-        [--keep-logs DIR] [--save FILE]
+        [--keep-logs DIR] [--save FILE] [--owners upstream clusterclass]
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,7 +67,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 from support.audit import AuditLog, Request, by_agent, tally  # noqa: E402
-from support.real_apiserver import find_binaries, require_controller_manager  # noqa: E402
+from support.real_apiserver import find_binaries, find_binary, require_controller_manager  # noqa: E402
 from support.upstream_capi import Release, metric_samples  # noqa: E402
 
 from clusterclass.api.objects import Obj, dig  # noqa: E402
@@ -118,6 +127,52 @@ def reconciles(metrics: str) -> float:
     return sum(v for _, v in metric_samples(metrics, "controller_runtime_reconcile_total", controller=TOPOLOGY))
 
 
+def percentile(values: list[float], q: float) -> float | None:
+    """The nearest-rank ``q`` quantile of ``values`` (None for none)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def request_latency_ms(requests: list[Request]) -> dict[str, float | None]:
+    """p50 and p99 of the requests' latency as kube-apiserver logged it, in ms; watches (open for minutes) left
+    out."""
+    seconds = [r.seconds for r in requests if r.verb != "watch"]
+    return {
+        name: None if value is None else value * 1000
+        for name, value in (("p50", percentile(seconds, 0.5)), ("p99", percentile(seconds, 0.99)))
+    }
+
+
+CONVERSION_METRIC = "apiserver_crd_conversion_webhook_duration_seconds"
+
+
+def apiserver_metrics(kubeconfig: Path) -> str:
+    """kube-apiserver's own metrics (``kubectl get --raw /metrics``), empty when they cannot be read."""
+    kubectl, _ = find_binary("kubectl")
+    if kubectl is None:
+        return ""
+    answer = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(kubeconfig), "get", "--raw", "/metrics"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return answer.stdout if answer.returncode == 0 else ""
+
+
+def conversions(metrics: str) -> dict[str, float]:
+    """kube-apiserver's conversion webhook calls so far, ``calls to <version>`` and ``seconds to <version>``."""
+    found: dict[str, float] = {}
+    for suffix, what in (("_count", "calls"), ("_sum", "seconds")):
+        for labels, value in metric_samples(metrics, CONVERSION_METRIC + suffix):
+            key = f"{what} to {labels.get('to_version', '?')}"
+            found[key] = found.get(key, 0.0) + value
+    return found
+
+
 # --- one run ---------------------------------------------------------------------------------------------------
 
 
@@ -135,6 +190,8 @@ class Run:
     idle_by_verb: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource" → count
     cpu_seconds: dict[str, float] = field(default_factory=dict)  # process → CPU seconds until ready
     peak_rss_mib: dict[str, float] = field(default_factory=dict)
+    latency_ms: dict[str, dict[str, float | None]] = field(default_factory=dict)  # agent → p50/p99, until ready
+    conversions: dict[str, float] = field(default_factory=dict)  # kube-apiserver's webhook conversions until ready
 
 
 def _ready(cluster: Obj, v1beta2: bool) -> bool:
@@ -185,6 +242,7 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         if stack.ours is not None and stack.ours.process is not None:
             processes[OURS_AGENT] = stack.ours.process.popen.pid
         cpu_before = {name: cpu_seconds(pid) for name, pid in processes.items()}
+        conversions_before = conversions(apiserver_metrics(stack.api.kubeconfig))
         audit.mark()
         start = time.monotonic()
         names = [f"bench-{i:04d}" for i in range(n)]
@@ -211,11 +269,16 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         result.ready_seconds = time.monotonic() - start
         result.cpu_seconds = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in processes.items()}
         result.peak_rss_mib = {name: peak_rss_mib(pid) for name, pid in processes.items()}
+        converted = conversions(apiserver_metrics(stack.api.kubeconfig))
+        result.conversions = {
+            what: round(value - conversions_before.get(what, 0.0), 3) for what, value in sorted(converted.items())
+        }
         requests: list[Request] = [r for r in audit.requests() if r.agent != "bench"]
         for agent in (OURS_AGENT, CORE_AGENT):
             mine = by_agent(requests, agent)
             result.requests[agent] = len(mine)
             result.by_verb[agent] = dict(tally(mine).most_common())
+            result.latency_ms[agent] = request_latency_ms(mine)
         metrics = stack.ours.metrics() if stack.ours is not None else stack.capi.running["core"].metrics()
         result.reconciles = reconciles(metrics)
         for attribute, q in (("p50_ms", 0.5), ("p99_ms", 0.99)):
@@ -284,22 +347,52 @@ def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
         ratio = upstream.ready_seconds / ours.ready_seconds if ours.ready_seconds else 0.0
         requests = share["requests"] / ours.requests[OURS_AGENT] if ours.requests[OURS_AGENT] else 0.0
         lines.append(f"| {n} | ratio upstream / clusterclass | {ratio:.2f} | | {requests:.2f} | | | |")
+    lines += [
+        "",
+        "Where a reconcile's time goes, until all Ready: the topology controller's reconciles; the latency of the "
+        "topology controller's process's requests as kube-apiserver logged them (upstream's: its whole core "
+        "manager's), watches left out; kube-apiserver's conversion webhook calls by target version and their "
+        "seconds.",
+        "",
+        "| N | controller | reconciles | request latency p50 / p99 (ms) | conversion webhook calls (s) |",
+        "|---|---|---|---|---|",
+    ]
+    for n, upstream, ours in rows:
+        for owner, run, agent in (("upstream", upstream, CORE_AGENT), ("clusterclass", ours, OURS_AGENT)):
+            latency = run.latency_ms.get(agent, {})
+            calls = ", ".join(
+                f"{what.removeprefix('calls ')}: {value:.0f} ({run.conversions.get('seconds ' + what[6:], 0):.1f} s)"
+                for what, value in run.conversions.items()
+                if what.startswith("calls ") and value
+            )
+            lines.append(
+                f"| {n} | {owner} | {run.reconciles:.0f} | {ms(latency.get('p50'))} / {ms(latency.get('p99'))} | "
+                f"{calls or 'none'} |"
+            )
     return "\n".join(lines)
 
 
 async def main_async(args: argparse.Namespace) -> int:
     release = Release.find(args.release)
     rows: list[tuple[int, Run, Run]] = []
+    both = set(args.owners) == {UPSTREAM, OURS}
+    if not both:
+        args.json = True  # the tables compare both sides
+    single: list[dict[str, Any]] = []
     for n in args.clusters:
         runs: dict[str, Run] = {}
-        for owner in (UPSTREAM, OURS):
+        for owner in (o for o in (UPSTREAM, OURS) if o in args.owners):
             with tempfile.TemporaryDirectory(prefix=f"bench-{owner}-{n}-") as workdir:
                 print(f"N={n} {owner}: starting", file=sys.stderr)
                 runs[owner] = await run_one(release, owner, n, args, Path(workdir))
                 print(f"N={n} {owner}: all Ready in {runs[owner].ready_seconds:.0f}s", file=sys.stderr)
-        rows.append((n, runs[UPSTREAM], runs[OURS]))
+        if both:
+            rows.append((n, runs[UPSTREAM], runs[OURS]))
+        else:
+            single.extend({"clusters": n, owner: asdict(run)} for owner, run in runs.items())
     raw = json.dumps(
-        [
+        single
+        or [
             {
                 "clusters": n,
                 "upstream": asdict(u),
@@ -333,6 +426,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--keep-logs", metavar="DIR")
+    parser.add_argument(
+        "--owners",
+        nargs="+",
+        choices=[UPSTREAM, OURS],
+        default=[UPSTREAM, OURS],
+        help="the topology controllers to run (default both; one alone prints its JSON)",
+    )
     parser.add_argument(
         "--save", metavar="FILE", help="also write the raw results as JSON to FILE (the table's source)"
     )

@@ -1,7 +1,9 @@
 """kube-apiserver's audit log (``RealApiServer(audit=True)``), read back as who asked what.
 
 Each line is one request, logged when its response completed (watches when they end), at the ``Metadata`` level:
-verb, resource, namespace, name, the user and the client's User-Agent, the response code. Clients are told apart
+verb, resource, namespace, name, the user and the client's User-Agent, the response code, and when kube-apiserver
+received the request and completed its response (their difference is the request's latency as the server saw it,
+waiting for etcd and for conversion and admission webhooks included). Clients are told apart
 by their User-Agent's product (the text before the first ``/``: ``clusterclass``, ``capi-controller-manager``,
 ``kubeadm-control-plane-manager``, ...), as kube-apiserver's own metrics do.
 """
@@ -12,6 +14,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,8 @@ class Request:
     agent: str
     code: int
     uri: str
+    #: from the request's arrival to its response's completion, as kube-apiserver logged them
+    seconds: float = 0.0
 
     @property
     def is_write(self) -> bool:
@@ -56,7 +61,18 @@ def _request(event: dict[str, Any]) -> Request:
         agent=product(str(event.get("userAgent") or "")),
         code=int((event.get("responseStatus") or {}).get("code") or 0),
         uri=str(event.get("requestURI") or ""),
+        seconds=_latency(event),
     )
+
+
+def _latency(event: dict[str, Any]) -> float:
+    """``stageTimestamp`` minus ``requestReceivedTimestamp`` (RFC 3339 with microseconds), 0 when either is missing."""
+    try:
+        received = datetime.fromisoformat(str(event["requestReceivedTimestamp"]))
+        completed = datetime.fromisoformat(str(event["stageTimestamp"]))
+    except (KeyError, ValueError):
+        return 0.0
+    return max(0.0, (completed - received).total_seconds())
 
 
 class AuditLog:

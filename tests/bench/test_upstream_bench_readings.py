@@ -1,0 +1,87 @@
+"""What bench/upstream.py reads from kube-apiserver to explain a reconcile's time, on a real kube-apiserver.
+
+The bench itself takes upstream's managers and many minutes; its readings of kube-apiserver do not, and a
+reading that silently returns nothing (a renamed metric, a timestamp format) would make its table lie. Here, on
+the Go-built kube-apiserver with an audit log and the Cluster API CRDs (v1beta2 stored, the harness's conversion
+webhook): every request's latency comes out of the audit log, and a v1beta1 read of a v1beta2 object shows up as a
+conversion webhook call to v1beta1.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from support.audit import AuditLog, by_agent
+from support.real_apiserver import RealApiServer
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "upstream.py"
+
+pytestmark = pytest.mark.real_apiserver
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_upstream", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_upstream"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def audited_apiserver(real_apiserver: RealApiServer) -> Iterator[RealApiServer]:
+    """A kube-apiserver of its own, with the audit log (the shared one, without it, gives its binaries)."""
+    server = RealApiServer(real_apiserver.binaries, audit=True).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _cluster(namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "metadata": {"name": "latency", "namespace": namespace},
+        "spec": {"paused": True},
+    }
+
+
+async def test_latency_and_conversions_are_read_from_the_server(
+    bench: ModuleType, audited_apiserver: RealApiServer
+) -> None:
+    namespace = audited_apiserver.create_namespace("bench-")
+    before = bench.conversions(bench.apiserver_metrics(audited_apiserver.kubeconfig))
+    audit = AuditLog(audited_apiserver.audit_log)
+    audit.mark()
+    client = audited_apiserver.client()
+    try:
+        await client.create(_cluster(namespace))
+        for _ in range(3):
+            await client.get("cluster.x-k8s.io/v1beta1", "Cluster", "latency", namespace=namespace)
+    finally:
+        await client.close()
+
+    after = bench.conversions(bench.apiserver_metrics(audited_apiserver.kubeconfig))
+    assert after.get("calls to v1beta1", 0) - before.get("calls to v1beta1", 0) >= 3
+    assert after.get("seconds to v1beta1", 0) > before.get("seconds to v1beta1", 0)
+
+    mine = [r for r in audit.requests() if r.resource == "clusters" and r.namespace == namespace]
+    assert {r.verb for r in mine} == {"create", "get"}
+    assert all(0 < r.seconds < 30 for r in mine), [r.seconds for r in mine]
+    latency = bench.request_latency_ms(mine)
+    assert latency["p50"] is not None and 0 < latency["p50"] <= latency["p99"]
+    assert by_agent(mine, mine[0].agent) == mine  # one client, one agent
+
+
+def test_percentile_is_nearest_rank(bench: ModuleType) -> None:
+    assert bench.percentile([], 0.5) is None
+    assert bench.percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert bench.percentile([float(i) for i in range(1, 101)], 0.99) == 99.0
