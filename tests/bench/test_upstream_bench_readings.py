@@ -85,3 +85,11 @@ def test_percentile_is_nearest_rank(bench: ModuleType) -> None:
     assert bench.percentile([], 0.5) is None
     assert bench.percentile([3.0, 1.0, 2.0], 0.5) == 2.0
     assert bench.percentile([float(i) for i in range(1, 101)], 0.99) == 99.0
+
+
+def test_api_version_of_a_request_uri(bench: ModuleType) -> None:
+    assert bench.api_version_of("/apis/cluster.x-k8s.io/v1beta1/namespaces/a/clusters?watch=true") == (
+        "cluster.x-k8s.io/v1beta1"
+    )
+    assert bench.api_version_of("/api/v1/namespaces/a/secrets/b") == "v1"
+    assert bench.api_version_of("/metrics") == "other"
