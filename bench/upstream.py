@@ -199,7 +199,7 @@ class Run:
     cpu_seconds: dict[str, float] = field(default_factory=dict)  # process → CPU seconds until ready
     peak_rss_mib: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float | None]] = field(default_factory=dict)  # agent → p50/p99, until ready
-    by_version: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb group/version" → count
+    by_version: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource group/version" → count
     conversions: dict[str, float] = field(default_factory=dict)  # kube-apiserver's webhook conversions until ready
 
 
@@ -288,7 +288,9 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
             result.requests[agent] = len(mine)
             result.by_verb[agent] = dict(tally(mine).most_common())
             result.latency_ms[agent] = request_latency_ms(mine)
-            result.by_version[agent] = dict(Counter(f"{r.verb} {api_version_of(r.uri)}" for r in mine).most_common())
+            result.by_version[agent] = dict(
+                Counter(f"{r.verb} {r.what} {api_version_of(r.uri)}" for r in mine).most_common()
+            )
         metrics = stack.ours.metrics() if stack.ours is not None else stack.capi.running["core"].metrics()
         result.reconciles = reconciles(metrics)
         for attribute, q in (("p50_ms", 0.5), ("p99_ms", 0.99)):
