@@ -117,12 +117,6 @@ class CacheReader:
         self._converted.move_to_end(key)
         return json_copy(converted)  # type: ignore[no-any-return]
 
-    def in_version(self, obj: Obj, api_version: str) -> Obj:
-        """A copy of ``obj``, an object an informer of this reader holds, as a read in ``api_version`` answers it:
-        for code that found it through an informer (a watch's mapping, an index) and reads it in a version the
-        informer may not cache it in."""
-        return self._served(obj, api_version)
-
     def add(self, informer: Informer) -> None:
         """Serve reads of the informer's group and kind from it."""
         self._informers.setdefault((group_of(informer.api_version), informer.kind), []).append(informer)

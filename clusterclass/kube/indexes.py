@@ -80,21 +80,16 @@ def index_by_topology_class(obj: Obj) -> list[str]:
 
     The class lives in the Cluster's namespace unless ``spec.topology.classNamespace`` (newer
     Cluster API) says otherwise, so the value is namespace-qualified: two namespaces' classes of
-    one name never mix. A Cluster without a topology is not indexed. A v1beta2 Cluster (the version
-    the controllers cache it in on a v1beta2 management cluster) names its class with
-    ``spec.topology.classRef`` (``name``, ``namespace``) instead.
+    one name never mix. A Cluster without a topology is not indexed.
     """
     topology = dig(obj, "spec", "topology")
     if not isinstance(topology, Mapping):
         return []
-    class_ref = topology.get("classRef")
-    if isinstance(class_ref, Mapping):
-        name, namespace = class_ref.get("name"), class_ref.get("namespace")
-    else:
-        name, namespace = topology.get("class"), topology.get("classNamespace")
+    name = topology.get("class")
     if not isinstance(name, str) or not name:
         return []
-    return [f"{namespace or namespace_of(obj)}/{name}"]
+    namespace = topology.get("classNamespace") or namespace_of(obj)
+    return [f"{namespace}/{name}"]
 
 
 #: the indexes :meth:`IndexedCache.add_standard_indexes` adds

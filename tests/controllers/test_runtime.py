@@ -234,33 +234,3 @@ async def test_a_provider_kind_is_written_in_the_version_its_crds_contract_label
             "infrastructure.cluster.x-k8s.io/v1beta2"
         )
         assert await manager.preferred_version("cluster.x-k8s.io/v1beta1", "MachinePool") == "cluster.x-k8s.io/v1beta2"
-
-
-async def test_cluster_api_kinds_are_cached_in_the_stored_version_and_read_in_any(
-    backend: Client, namespace: str
-) -> None:
-    """On a management cluster that stores v1beta2, a Cluster is watched in v1beta2 (kube-apiserver sends a v1beta1
-    watcher every event through the conversion webhook), whatever version the first read asked for; reads in v1beta1
-    are converted in process, and the ClusterClass index reads the v1beta2 ``classRef``. ClusterClasses and
-    ExtensionConfigs stay cached in their older version: the Runtime SDK reads them straight from the informers."""
-    await backend.create(
-        {
-            "apiVersion": "cluster.x-k8s.io/v1beta2",
-            "kind": "Cluster",
-            "metadata": {"name": "stored", "namespace": namespace},
-            "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.30.0"}},
-        }
-    )
-    async with Manager(backend, namespace=namespace) as manager:
-        read = await manager.get("cluster.x-k8s.io/v1beta1", "Cluster", namespace, "stored")
-        assert read is not None and read["apiVersion"] == "cluster.x-k8s.io/v1beta1"
-        assert read["spec"]["topology"]["class"] == "quick-start"
-        clusters = await manager.informer("cluster.x-k8s.io/v1beta1", "Cluster")
-        assert clusters.api_version == "cluster.x-k8s.io/v1beta2"
-        assert [o["metadata"]["name"] for o in clusters.by_index("topology.class", f"{namespace}/quick-start")] == [
-            "stored"
-        ]
-        classes = await manager.informer("cluster.x-k8s.io/v1beta2", "ClusterClass")
-        assert classes.api_version == "cluster.x-k8s.io/v1beta1"
-        configs = await manager.informer("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig")
-        assert configs.api_version == "runtime.cluster.x-k8s.io/v1alpha1"

@@ -129,18 +129,6 @@ def test_topology_class_index_is_namespace_qualified() -> None:
     assert index_by_topology_class(cluster("c", None)) == []
 
 
-def test_topology_class_index_reads_a_v1beta2_cluster_class_ref() -> None:
-    v1beta2 = {
-        "apiVersion": "cluster.x-k8s.io/v1beta2",
-        "kind": "Cluster",
-        "metadata": {"name": "c", "namespace": "ns1"},
-        "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.30.0"}},
-    }
-    assert index_by_topology_class(v1beta2) == ["ns1/quick-start"]
-    v1beta2["spec"]["topology"]["classRef"]["namespace"] = "shared"
-    assert index_by_topology_class(v1beta2) == ["shared/quick-start"]
-
-
 def test_the_cache_reindexes_on_change_and_unindexes_on_removal() -> None:
     cache = IndexedCache()
     cache.add_standard_indexes()

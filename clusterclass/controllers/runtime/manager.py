@@ -13,18 +13,12 @@ first list and runs the function again: controller-runtime's cache starts inform
 way. The function must be free of side effects, since it may run several times.
 
 A kind the Cluster API conversions know is cached in one version whatever version the first reader asked for:
-its hub version (v1beta2), the one a v1.11+ management cluster stores, when the server serves it
-(:func:`hub_cache_version`); else the version asked for (a management cluster with v1beta1-only CRDs). Watching
-the stored version is what keeps the management cluster's load down: kube-apiserver sends a watcher of another
-version every event through the Cluster API conversion webhook, one call per object per event (measured beside
-upstream's managers, ``bench/upstream.py``: caching Clusters, MachineDeployments, MachinePools and the rest in
-v1beta1 doubled kube-apiserver's conversion webhook calls). The controllers are written to v1beta1 (v1alpha1 for
-ExtensionConfig): they read through :attr:`reader`, which converts to the version each read asks for, once per
-object and resourceVersion (:mod:`clusterclass.kube.cache_reader`), with reference versions from the management
+the one the controllers are written to (v1beta1; v1alpha1 for ExtensionConfig), whose mappings, indexes and
+predicates read the cached objects directly, when the server serves it (a v1beta2 management cluster converts
+through its conversion webhook, as for any v1beta1 client); :attr:`Manager.cache_version` can choose another. Writes
+go in the server's preferred version instead (:meth:`Manager.preferred_version`). The reader converts to the
+version each read asks for (:mod:`clusterclass.kube.cache_reader`), with reference versions from the management
 cluster's CRDs when a CRD informer runs (the ClusterClass controller starts one), else from the bundled CRDs.
-What reads cached objects directly (the watches' mappings, predicates and indexes) reads only what both versions
-spell alike, or converts first. :attr:`Manager.cache_version` can choose another version (the simulated
-providers cache theirs in v1beta1). Writes go in the server's preferred version (:meth:`Manager.preferred_version`).
 
 Every controller added is instrumented with the manager's :class:`~clusterclass.controllers.runtime.metrics.Metrics`
 (controller-runtime's reconcile and work-queue metrics), which ``clusterclass run`` serves.
@@ -62,22 +56,6 @@ T = TypeVar("T")
 
 InformerKey = tuple[str, str, str, str]
 
-#: kinds cached in their spoke version: the Runtime SDK reads ExtensionConfigs, and the ClusterClasses naming their
-#: handlers, straight from the informers in those versions' shape (v1beta2 renames a ClusterClass's external patch
-#: fields). Neither changes often, so their conversion webhook calls are few.
-SPOKE_CACHED_KINDS = frozenset(
-    {(c.CLUSTER_GROUP, c.KIND_CLUSTER_CLASS), ("runtime.cluster.x-k8s.io", "ExtensionConfig")}
-)
-
-
-def hub_cache_version(group: str, kind: str) -> str | None:
-    """The version a convertible kind is cached in (module doc): its hub version, but for :data:`SPOKE_CACHED_KINDS`
-    (None: its spoke version)."""
-    if (group, kind) in SPOKE_CACHED_KINDS:
-        return None
-    return hub_version(group, kind)
-
-
 #: how often :meth:`Manager.read` may start an informer and read again before giving up
 MAX_READ_ATTEMPTS = 32
 
@@ -108,8 +86,8 @@ class Manager:
         self.watch_timeout = watch_timeout
         self._crds = _CachedCrds(self)
         self.reader = CacheReader(api_versions=self._crds)
-        #: the version a convertible kind is cached in (group, kind → version), if served; None: its spoke version
-        self.cache_version: Callable[[str, str], str | None] = hub_cache_version
+        #: the version a convertible kind is cached in (group, kind → version); None: its spoke version if served
+        self.cache_version: Callable[[str, str], str | None] = lambda _group, _kind: None
         self._preferred: dict[tuple[str, str], str] = {}
         self.controllers: list[Controller] = []
         self.recorders: list[EventRecorder] = []

@@ -14,10 +14,6 @@ rest when their last user goes:
 - every topology-owned MachineDeployment gets ``machinedeployment.topology.cluster.x-k8s.io``; when it is
   deleted, its templates are deleted unless a MachineSet still references them (that MachineSet's own
   finalizer then takes care of them).
-
-The informers may cache MachineSets and MachineDeployments in v1beta2
-(:mod:`~clusterclass.controllers.runtime.manager`), whose template references name an API group, not a version:
-the references are read from the objects as v1beta1 serves them, converted by the reader.
 """
 
 from __future__ import annotations
@@ -101,7 +97,7 @@ class TemplateCleanup:
         deployment = self.deployments.get(deployment_name, namespace) if deployment_name else None
         if deployment is not None and not dig(deployment, "metadata", "deletionTimestamp"):
             users.append(deployment)
-        await self._delete_unused(machine_set, users, namespace or "")
+        await self._delete_unused(template_refs(machine_set), users, namespace or "")
         await self._remove_finalizer(machine_set, MACHINE_SET_FINALIZER)
         return None
 
@@ -117,19 +113,13 @@ class TemplateCleanup:
         if MACHINE_DEPLOYMENT_FINALIZER not in (dig(deployment, "metadata", "finalizers") or []):
             return None
         users = self._machine_sets_of(namespace or "", name)
-        await self._delete_unused(deployment, users, namespace or "")
+        await self._delete_unused(template_refs(deployment), users, namespace or "")
         await self._remove_finalizer(deployment, MACHINE_DEPLOYMENT_FINALIZER)
         return None
 
-    def _refs(self, holder: Obj) -> list[Obj]:
-        """:func:`template_refs` of a cached MachineSet or MachineDeployment, read in v1beta1 (module doc)."""
-        return template_refs(self.manager.reader.in_version(holder, c.CLUSTER_API_VERSION))
-
-    async def _delete_unused(self, holder: Obj, users: list[Obj], namespace: str) -> None:
-        """Delete the templates ``holder`` references that none of ``users`` references."""
-        used = [other for user in users for other in self._refs(user)]
-        for ref in self._refs(holder):
-            if any(_same(ref, other) for other in used):
+    async def _delete_unused(self, refs: list[Obj], users: list[Obj], namespace: str) -> None:
+        for ref in refs:
+            if any(_same(ref, other) for user in users for other in template_refs(user)):
                 continue
             try:
                 await self.manager.client.delete(
