@@ -145,14 +145,6 @@ def request_latency_ms(requests: list[Request]) -> dict[str, float | None]:
     }
 
 
-def api_version_of(uri: str) -> str:
-    """The group/version a request URI names (``/apis/<group>/<version>/...``, ``/api/v1/...``: ``v1``)."""
-    parts = uri.split("?", 1)[0].split("/")
-    if len(parts) > 3 and parts[1] == "apis":
-        return f"{parts[2]}/{parts[3]}"
-    return parts[2] if len(parts) > 2 and parts[1] == "api" else "other"
-
-
 CONVERSION_METRIC = "apiserver_crd_conversion_webhook_duration_seconds"
 
 
@@ -288,9 +280,7 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
             result.requests[agent] = len(mine)
             result.by_verb[agent] = dict(tally(mine).most_common())
             result.latency_ms[agent] = request_latency_ms(mine)
-            result.by_version[agent] = dict(
-                Counter(f"{r.verb} {r.what} {api_version_of(r.uri)}" for r in mine).most_common()
-            )
+            result.by_version[agent] = dict(Counter(f"{r.verb} {r.what} {r.api_version}" for r in mine).most_common())
         metrics = stack.ours.metrics() if stack.ours is not None else stack.capi.running["core"].metrics()
         result.reconciles = reconciles(metrics)
         for attribute, q in (("p50_ms", 0.5), ("p99_ms", 0.99)):

@@ -33,7 +33,7 @@ class Request:
     code: int
     uri: str
     #: from the request's arrival to its response's completion, as kube-apiserver logged them
-    seconds: float = 0.0
+    seconds: float
 
     @property
     def is_write(self) -> bool:
@@ -43,6 +43,19 @@ class Request:
     @property
     def what(self) -> str:
         return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
+    @property
+    def api_version(self) -> str:
+        """The group/version the request was made in (:func:`api_version_of` its URI)."""
+        return api_version_of(self.uri)
+
+
+def api_version_of(uri: str) -> str:
+    """The group/version a request URI names (``/apis/<group>/<version>/...``; ``/api/v1/...``: ``v1``)."""
+    parts = uri.split("?", 1)[0].split("/")
+    if len(parts) > 3 and parts[1] == "apis":
+        return f"{parts[2]}/{parts[3]}"
+    return parts[2] if len(parts) > 2 and parts[1] == "api" else "other"
 
 
 def product(user_agent: str) -> str:
