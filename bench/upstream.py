@@ -363,9 +363,9 @@ def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
         for owner, run, agent in (("upstream", upstream, CORE_AGENT), ("clusterclass", ours, OURS_AGENT)):
             latency = run.latency_ms.get(agent, {})
             calls = ", ".join(
-                f"{what.removeprefix('calls ')}: {value:.0f} ({run.conversions.get('seconds ' + what[6:], 0):.1f} s)"
+                f"{target}: {value:.0f} ({run.conversions.get(f'seconds {target}', 0):.1f} s)"
                 for what, value in run.conversions.items()
-                if what.startswith("calls ") and value
+                if (target := what.removeprefix("calls ")) != what and value
             )
             lines.append(
                 f"| {n} | {owner} | {run.reconciles:.0f} | {ms(latency.get('p50'))} / {ms(latency.get('p99'))} | "
@@ -377,10 +377,7 @@ def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
 async def main_async(args: argparse.Namespace) -> int:
     release = Release.find(args.release)
     rows: list[tuple[int, Run, Run]] = []
-    both = set(args.owners) == {UPSTREAM, OURS}
-    if not both:
-        args.json = True  # the tables compare both sides
-    single: list[dict[str, Any]] = []
+    entries: list[dict[str, Any]] = []  # the raw results, as --json prints and --save writes them
     for n in args.clusters:
         runs: dict[str, Run] = {}
         for owner in (o for o in (UPSTREAM, OURS) if o in args.owners):
@@ -388,26 +385,23 @@ async def main_async(args: argparse.Namespace) -> int:
                 print(f"N={n} {owner}: starting", file=sys.stderr)
                 runs[owner] = await run_one(release, owner, n, args, Path(workdir))
                 print(f"N={n} {owner}: all Ready in {runs[owner].ready_seconds:.0f}s", file=sys.stderr)
-        if both:
-            rows.append((n, runs[UPSTREAM], runs[OURS]))
+        if UPSTREAM in runs and OURS in runs:
+            upstream, ours = runs[UPSTREAM], runs[OURS]
+            rows.append((n, upstream, ours))
+            entries.append(
+                {
+                    "clusters": n,
+                    "upstream": asdict(upstream),
+                    "clusterclass": asdict(ours),
+                    "upstream_topology": upstream_topology_share(upstream, ours),
+                }
+            )
         else:
-            single.extend({"clusters": n, owner: asdict(run)} for owner, run in runs.items())
-    raw = json.dumps(
-        single
-        or [
-            {
-                "clusters": n,
-                "upstream": asdict(u),
-                "clusterclass": asdict(o),
-                "upstream_topology": upstream_topology_share(u, o),
-            }
-            for n, u, o in rows
-        ],
-        indent=2,
-    )
+            entries.extend({"clusters": n, owner: asdict(run)} for owner, run in runs.items())
+    raw = json.dumps(entries, indent=2)
     if args.save:
         Path(args.save).write_text(raw + "\n")
-    print(raw if args.json else markdown(args.release, rows))
+    print(raw if args.json or not rows else markdown(args.release, rows))  # the tables compare both sides
     return 0
 
 
