@@ -97,6 +97,7 @@ from clusterclass.describe.objects import ClusterObjects
 from clusterclass.describe.readiness import pending
 from clusterclass.kube.client import Client
 from clusterclass.kube.counting import WRITES, CountingClient
+from clusterclass.kube.errors import NotFound
 from clusterclass.kube.indexes import LABEL_INDEX
 from clusterclass.kube.informer import Informer
 from clusterclass.sim import Simulation, WorkloadClusters
@@ -171,6 +172,38 @@ class KindCountingClient(CountingClient):
     def __init__(self, inner: Client) -> None:
         super().__init__(inner)
         self.writes_by_kind: Counter[tuple[str, str]] = Counter()
+        #: while set, every write is recorded in it with what it changed (``--idle-trace``)
+        self.trace: RequestTrace | None = None
+
+    async def _traced(self, verb: str, obj: Obj, call: Callable[[], Awaitable[Obj]]) -> Obj:
+        trace = self.trace
+        if trace is None:
+            return await call()
+        api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
+        name, namespace = name_of(obj), namespace_of(obj) or None
+        before = trace.stored(api_version, kind, name, namespace)
+        try:
+            result = await call()
+        except Exception as err:
+            trace.write(verb, before, before, kind, name, error=f"{type(err).__name__}: {err}"[:300])
+            raise
+        trace.write(verb, before, trace.stored(api_version, kind, name, namespace), kind, name)
+        return result
+
+    async def update(self, obj: Obj, **options: Any) -> Obj:
+        return await self._traced("update", obj, lambda: super(KindCountingClient, self).update(obj, **options))
+
+    async def update_status(self, obj: Obj, **options: Any) -> Obj:
+        return await self._traced(
+            "update_status", obj, lambda: super(KindCountingClient, self).update_status(obj, **options)
+        )
+
+    async def apply(self, obj: Obj, **options: Any) -> Obj:
+        if options.get("dry_run"):
+            if self.trace is not None:
+                self.trace.dry_run(obj)
+            return await super().apply(obj, **options)
+        return await self._traced("apply", obj, lambda: super(KindCountingClient, self).apply(obj, **options))
 
     def _count(self, verb: str, what: Any) -> None:
         super()._count(verb, what)
@@ -179,8 +212,126 @@ class KindCountingClient(CountingClient):
             self.writes_by_kind[(kind, verb)] += 1
 
     async def patch(self, api_version: str, kind: str, name: str, patch: Any, **options: Any) -> Obj:
-        self.writes_by_kind[(kind, "patch_status" if options.get("status") else "patch")] += 1
-        return await super().patch(api_version, kind, name, patch, **options)
+        verb = "patch_status" if options.get("status") else "patch"
+        self.writes_by_kind[(kind, verb)] += 1
+        target = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}
+        if options.get("namespace"):
+            target["metadata"]["namespace"] = options["namespace"]
+        return await self._traced(
+            verb, target, lambda: super(KindCountingClient, self).patch(api_version, kind, name, patch, **options)
+        )
+
+
+class RequestTrace:
+    """What each request of a window did (``--idle-trace``): for a write, the merge patch it made of the stored
+    object; for a change check's dry runs, why its kept "no change" answer was not found.
+
+    Installed only for the window it traces. The "why" of a dry run compares what
+    :func:`structuredmerge.request_id` was given for the object this time with the time before: the parts of its
+    key that differ (the generation, uid, labels, annotations, ownerReferences, the topology's own Apply entry,
+    the intent); none means the answer had expired or was never kept (the check before found a change); "not
+    looked up in the window": the check began before it.
+    """
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.entries: list[dict[str, Any]] = []
+        self.started = time.perf_counter()
+        self._parts: dict[str, dict[str, Any]] = {}
+        self._changed: dict[str, list[str]] = {}
+        self._why: dict[str, list[str] | str] = {}
+        self._undo: list[Callable[[], None]] = []
+
+    def install(self) -> None:
+        from clusterclass.controllers.topology import structuredmerge
+
+        original_request_id = structuredmerge.request_id
+        original_contains = structuredmerge.AnswerCache.__contains__
+
+        def request_id(current: Obj, intent: Obj) -> str:
+            key = original_request_id(current, intent)
+            metadata = current.get("metadata") or {}
+            annotations = dict(metadata.get("annotations") or {})
+            annotations.pop("cluster.x-k8s.io/conversion-data", None)
+            parts = {
+                "generation": metadata.get("generation"),
+                "uid": metadata.get("uid"),
+                "labels": metadata.get("labels"),
+                "annotations": annotations,
+                "ownerReferences": metadata.get("ownerReferences"),
+                "own apply entry": [
+                    {k: v for k, v in e.items() if k != "time"}
+                    for e in metadata.get("managedFields") or []
+                    if e.get("manager") == structuredmerge.TOPOLOGY_MANAGER and e.get("operation") == "Apply"
+                ],
+                "intent": structuredmerge._digest(intent),
+            }
+            prefix = key.split(".", 1)[0] + f" {namespace_of(current)}/{name_of(current)}"
+            before = self._parts.get(prefix)
+            self._parts[prefix] = parts
+            self._changed[key] = [k for k in parts if before is not None and before[k] != parts[k]]
+            return key
+
+        def contains(cache: structuredmerge.AnswerCache, request: object) -> bool:
+            found = original_contains(cache, request)
+            if not found and isinstance(request, str):
+                # "<apiVersion>, Kind=<kind>.<namespace>/<name>.<generation>.<hash>.<intent>@<version written>"
+                kind_and_name = request.rsplit("@", 1)[0].rsplit(".", 3)[0].split(", Kind=", 1)[-1]
+                self._why[kind_and_name] = self._changed.get(request.rsplit("@", 1)[0]) or "expired or never kept"
+            return found
+
+        structuredmerge.request_id = request_id  # type: ignore[assignment]
+        structuredmerge.AnswerCache.__contains__ = contains  # type: ignore[method-assign]
+
+        def undo() -> None:
+            structuredmerge.request_id = original_request_id  # type: ignore[assignment]
+            structuredmerge.AnswerCache.__contains__ = original_contains  # type: ignore[method-assign]
+
+        self._undo.append(undo)
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def dry_run(self, obj: Obj) -> None:
+        """One of a change check's two dry runs, with why the check was not answered from the kept answers."""
+        kind_and_name = f"{obj.get('kind')}.{namespace_of(obj)}/{name_of(obj)}"
+        self.entries.append(
+            {
+                "t": round(time.perf_counter() - self.started, 3),
+                "verb": "apply_dry_run",
+                "object": kind_and_name,
+                "why": self._why.get(kind_and_name, "not looked up in the window"),
+            }
+        )
+
+    def stored(self, api_version: str, kind: str, name: str, namespace: str | None) -> Obj | None:
+        try:
+            return self.store.get(api_version, kind, name, namespace=namespace)
+        except NotFound:  # gone, or not there yet: the write creates it
+            return None
+
+    def write(
+        self, verb: str, before: Obj | None, after: Obj | None, kind: str, name: str, *, error: str | None = None
+    ) -> None:
+        def plain(obj: Obj | None) -> Obj:
+            obj = copy.deepcopy(obj or {})
+            metadata = obj.get("metadata") or {}
+            for key in ("resourceVersion", "managedFields"):
+                metadata.pop(key, None)
+            return obj
+
+        from clusterclass.api.merge_patch import create_merge_patch
+
+        self.entries.append(
+            {
+                "t": round(time.perf_counter() - self.started, 3),
+                "verb": verb,
+                "object": f"{kind} {name}",
+                "change": create_merge_patch(plain(before), plain(after)),
+                **({"error": error} if error else {}),
+            }
+        )
 
 
 class LogCounter(logging.Handler):
@@ -780,9 +931,18 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
         if args.idle:
             watchdog.phase = "idle"
             idle_from = Snapshot.take(manager.controllers, counting, busy)
+            trace = RequestTrace(store) if args.idle_trace else None
+            if trace:
+                trace.install()
+                counting.trace = trace
             await asyncio.sleep(args.idle)
             result["idle"] = Snapshot.take(manager.controllers, counting, busy).since(idle_from)
             result["idle"]["seconds"] = args.idle
+            if trace:
+                counting.trace = None
+                trace.uninstall()
+                with open(f"{args.idle_trace}.{count}", "w") as out:
+                    out.writelines(json.dumps(entry) + "\n" for entry in trace.entries)
 
         if args.upgrade:
             watchdog.phase = f"upgrading {count} Clusters to {args.upgrade}"
@@ -916,6 +1076,7 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--settle", str(args.settle), "--seed", str(args.seed), "--progress", str(args.progress)]
     command += ["--stall", str(args.stall), "--idle", str(args.idle)]
     command += ["--upgrade", args.upgrade] if args.upgrade else []
+    command += ["--idle-trace", str(Path(args.idle_trace).resolve())] if args.idle_trace else []
     command += ["--gc-threshold", ",".join(map(str, args.gc_threshold))] if args.gc_threshold else []
     command += ["--tracemalloc"] if args.tracemalloc else []
     command += ["--profile"] if args.profile else []
@@ -1185,6 +1346,12 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=2.0, help="seconds to watch after all Ready (default 2)")
     parser.add_argument(
         "--idle", type=float, default=0, metavar="S", help="after settling, count requests over S idle seconds"
+    )
+    parser.add_argument(
+        "--idle-trace",
+        metavar="FILE",
+        help="write each request of the idle window to FILE.<K> (JSON lines): what a write changed, why a change "
+        "check's kept answer was not found",
     )
     parser.add_argument(
         "--upgrade", metavar="VERSION", help="then upgrade every Cluster to VERSION (e.g. v1.29.0) and time it"

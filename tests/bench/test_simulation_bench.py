@@ -32,3 +32,43 @@ def test_two_clusters_come_up_stay_quiet_and_upgrade() -> None:
     upgrade = result["upgrade"]
     assert upgrade["upgraded"] == 2 and upgrade["all_upgraded_seconds"] is not None, upgrade["not_upgraded"]
     assert upgrade["writes_per_object"]["Machine"] > 0  # the Machines were replaced at the new version
+
+
+def test_the_idle_trace_records_every_write_and_change_check_of_the_window(tmp_path: Path) -> None:
+    """``--idle-trace`` with no settle window: the idle window starts as the last Clusters turn Ready, while the
+    providers still finish (a MachinePool's providerIDList, the conditions), so it has requests to explain. Each
+    write the window counted is in the trace with what it changed, each change check's two dry runs with why."""
+    trace = tmp_path / "trace"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH),
+            "--clusters",
+            "3",
+            "--settle",
+            "0",
+            "--idle",
+            "3",
+            "--idle-trace",
+            str(trace),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (result,) = json.loads(done.stdout)
+    entries = [json.loads(line) for line in (tmp_path / "trace.3").read_text().splitlines()]
+    verbs = result["idle"]["verbs"]
+    dry_runs = [e for e in entries if e["verb"] == "apply_dry_run"]
+    writes = [e for e in entries if e["verb"] != "apply_dry_run"]
+    assert len(dry_runs) == verbs.get("apply_dry_run", 0)
+    traced_verbs = ("apply", "update", "update_status", "patch")
+    assert len(writes) == sum(verbs.get(verb, 0) for verb in traced_verbs)
+    for entry in dry_runs:
+        assert entry["why"] in ("expired or never kept", "not looked up in the window") or set(entry["why"]) <= {
+            "generation", "uid", "labels", "annotations", "ownerReferences", "own apply entry", "intent"
+        }  # fmt: skip
+    for entry in writes:
+        assert entry["object"].split()[0] and isinstance(entry["change"], dict)
