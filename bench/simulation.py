@@ -43,7 +43,10 @@ Reported per K:
   controllers it is at most the CPU time. *in reconcile*: ``ReconcileStats.seconds``, from start to end;
   every controller shares one event loop, so that mostly measures waiting for the others;
 - the workload clusters and their Nodes and Pods, warnings logged, and what happened in the ``--settle``
-  seconds after all were Ready (the writes there should be none: a converged simulation writes nothing).
+  seconds after all were Ready (the providers may still be writing their last statuses);
+- with ``--idle S``: how long after that the controllers went quiet (no request but watches for ``--quiet``
+  seconds) and what they made until then, then the requests of S idle seconds (a converged simulation makes none;
+  ``--idle-trace FILE`` writes each to ``FILE.<K>`` with what it changed or why its change check missed).
 
 A run whose event loop stops turning for ``--stall`` seconds (a reconcile requeued at once whose awaits
 never suspend; the work queue now turns the loop between keys, which this found) is ended by
@@ -54,7 +57,8 @@ never suspend; the work queue now turns the loop between keys, which this found)
 Usage::
 
     .venv/bin/python bench/simulation.py [--clusters 10 100 1000] [--workers 10] [--timeout 1800] [--batch 0]
-        [--poll 0.1] [--settle 2] [--stall 60] [--tracemalloc] [--progress S]
+        [--poll 0.1] [--settle 2] [--idle S] [--quiet 10] [--idle-trace FILE] [--upgrade VERSION]
+        [--stall 60] [--tracemalloc] [--progress S]
         [--profile] [--profile-out FILE] [--markdown | --json]
 """
 
@@ -807,6 +811,24 @@ async def wait_until(predicate: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.01)
 
 
+async def wait_for_quiet(counting: KindCountingClient, quiet: float, timeout: float) -> float | None:
+    """Wait until the controllers made no request but watches for ``quiet`` seconds in a row: the Clusters are Ready
+    before every provider has written its last status (a MachinePool's providerIDList, the Machines' conditions),
+    and at K=1000 that tail is minutes long. The seconds it took, None if it never went quiet within ``timeout``
+    (the idle window then measures the rest)."""
+    started = time.perf_counter()
+    requests = sum(n for verb, n in counting.counts.items() if verb != "watch")
+    quiet_since = started
+    while time.perf_counter() - quiet_since < quiet:
+        if time.perf_counter() - started > timeout:
+            return None
+        await asyncio.sleep(min(1.0, quiet / 4))
+        now = sum(n for verb, n in counting.counts.items() if verb != "watch")
+        if now != requests:
+            requests, quiet_since = now, time.perf_counter()
+    return quiet_since - started
+
+
 async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[str, Any]:
     """Bring up ``count`` Clusters on a fresh embedded management cluster; the measurements."""
     result: dict[str, Any] = {
@@ -929,6 +951,11 @@ async def run(args: argparse.Namespace, count: int, logs: LogCounter) -> dict[st
         result["settle"]["seconds"] = args.settle
 
         if args.idle:
+            if args.quiet:
+                watchdog.phase = "waiting for the controllers to go quiet"
+                quiet_from = Snapshot.take(manager.controllers, counting, busy)
+                result["quiet_after_seconds"] = await wait_for_quiet(counting, args.quiet, args.timeout)
+                result["until_quiet"] = Snapshot.take(manager.controllers, counting, busy).since(quiet_from)
             watchdog.phase = "idle"
             idle_from = Snapshot.take(manager.controllers, counting, busy)
             trace = RequestTrace(store) if args.idle_trace else None
@@ -1074,7 +1101,7 @@ def run_child(args: argparse.Namespace, count: int) -> dict[str, Any]:
     command += ["--workers", str(args.workers), "--sim-workers", str(args.sim_workers)]
     command += ["--timeout", str(args.timeout), "--batch", str(args.batch), "--poll", str(args.poll)]
     command += ["--settle", str(args.settle), "--seed", str(args.seed), "--progress", str(args.progress)]
-    command += ["--stall", str(args.stall), "--idle", str(args.idle)]
+    command += ["--stall", str(args.stall), "--idle", str(args.idle), "--quiet", str(args.quiet)]
     command += ["--upgrade", args.upgrade] if args.upgrade else []
     command += ["--idle-trace", str(Path(args.idle_trace).resolve())] if args.idle_trace else []
     command += ["--gc-threshold", ",".join(map(str, args.gc_threshold))] if args.gc_threshold else []
@@ -1303,11 +1330,17 @@ def report(results: Sequence[dict[str, Any]], *, markdown: bool) -> str:
         )
         if r.get("largest_objects"):
             notes.append(f"  largest object of each kind (bytes of JSON): {r['largest_objects']}")
+        if "quiet_after_seconds" in r:
+            after, until = r["quiet_after_seconds"], r["until_quiet"]
+            requests = sum(v for k, v in until["verbs"].items() if k != "watch")
+            went = f"quiet {after:.1f} s after settling" if after is not None else "never quiet (timed out)"
+            notes.append(f"  {went}: {requests} requests before {until['verbs'] or ''}, writes {until['writes']}")
         if r.get("idle"):
             idle = r["idle"]
             idle_requests = sum(v for k, v in idle["verbs"].items() if k != "watch")
             notes.append(
-                f"  idle {idle['seconds']:g} s (after settling): {idle_requests} requests {idle['verbs'] or ''}, "
+                f"  idle {idle['seconds']:g} s (after settling and going quiet): {idle_requests} requests "
+                f"{idle['verbs'] or ''}, "
                 f"{sum(ctl['reconciles'] for ctl in idle['controllers'].values())} reconciles"
             )
         if r.get("upgrade"):
@@ -1346,6 +1379,13 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=2.0, help="seconds to watch after all Ready (default 2)")
     parser.add_argument(
         "--idle", type=float, default=0, metavar="S", help="after settling, count requests over S idle seconds"
+    )
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=10,
+        metavar="S",
+        help="before the idle window, wait until no request but watches was made for S seconds (default 10; 0: not)",
     )
     parser.add_argument(
         "--idle-trace",

@@ -17,7 +17,19 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "simulation.py"
 
 def test_two_clusters_come_up_stay_quiet_and_upgrade() -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--clusters", "2", "--idle", "1", "--upgrade", "v1.29.0", "--json"],
+        [
+            sys.executable,
+            str(BENCH),
+            "--clusters",
+            "2",
+            "--quiet",
+            "2",
+            "--idle",
+            "1",
+            "--upgrade",
+            "v1.29.0",
+            "--json",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -35,9 +47,10 @@ def test_two_clusters_come_up_stay_quiet_and_upgrade() -> None:
 
 
 def test_the_idle_trace_records_every_write_and_change_check_of_the_window(tmp_path: Path) -> None:
-    """``--idle-trace`` with no settle window: the idle window starts as the last Clusters turn Ready, while the
-    providers still finish (a MachinePool's providerIDList, the conditions), so it has requests to explain. Each
-    write the window counted is in the trace with what it changed, each change check's two dry runs with why."""
+    """``--idle-trace`` with no settle window and no wait for quiet: the idle window starts as the last Clusters
+    turn Ready, while the providers still finish (a MachinePool's providerIDList, the conditions), so it has
+    requests to explain. Each write the window counted is in the trace with what it changed, each change check's
+    two dry runs with why."""
     trace = tmp_path / "trace"
     done = subprocess.run(
         [
