@@ -36,8 +36,12 @@ Reported per N and controller:
   reconciles, the latency of each agent's requests as kube-apiserver logged them (arrival to response, watches
   left out: p50 and p99), and kube-apiserver's calls of the Cluster API conversion webhook during the run, by
   target version, with the seconds they took
-  (``apiserver_crd_conversion_webhook_duration_seconds``: a client that reads or watches a version other than
-  the stored one makes kube-apiserver call the webhook for every object it sends that client).
+  (``apiserver_crd_conversion_webhook_duration_seconds``), and the writes of Cluster API objects by every agent.
+  kube-apiserver keeps a watch cache for each version a CRD serves and converts every write of a v1beta2 object
+  into v1beta1 for it, whether anyone reads v1beta1 or not (kubernetes/kubernetes#129979, filed by a Cluster API
+  maintainer; ``tests/bench/test_upstream_bench_readings.py`` shows it on the Go-built kube-apiserver): a v1beta1
+  watch or list is served from that cache at no further conversion, a v1beta1 GET or write costs its own. So the
+  conversions follow the writes of everyone, not the version a topology controller caches in.
 
 ``--owners`` runs only one side (its JSON; the tables need both).
 
@@ -173,6 +177,18 @@ def conversions(metrics: str) -> dict[str, float]:
     return found
 
 
+def is_cluster_api_write(request: Request) -> bool:
+    """A write that stored a Cluster API object (any ``*.cluster.x-k8s.io`` group, status included, dry runs and
+    refusals not): each costs kube-apiserver one conversion to every other version it serves (module doc)."""
+    group = request.api_version.rpartition("/")[0]
+    return (
+        request.is_write
+        and request.verb != "delete"
+        and 200 <= request.code < 300
+        and group.endswith("cluster.x-k8s.io")
+    )
+
+
 # --- one run ---------------------------------------------------------------------------------------------------
 
 
@@ -193,6 +209,7 @@ class Run:
     latency_ms: dict[str, dict[str, float | None]] = field(default_factory=dict)  # agent → p50/p99, until ready
     by_version: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource group/version" → count
     conversions: dict[str, float] = field(default_factory=dict)  # kube-apiserver's webhook conversions until ready
+    cluster_api_writes: int = 0  # writes of Cluster API objects by every agent until ready (what conversions follow)
 
 
 def _ready(cluster: Obj, v1beta2: bool) -> bool:
@@ -274,7 +291,9 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         result.conversions = {
             what: round(value - conversions_before.get(what, 0.0), 3) for what, value in sorted(converted.items())
         }
-        requests: list[Request] = [r for r in audit.requests() if r.agent != "bench"]
+        everyone = list(audit.requests())
+        result.cluster_api_writes = sum(1 for r in everyone if is_cluster_api_write(r))
+        requests: list[Request] = [r for r in everyone if r.agent != "bench"]
         for agent in (OURS_AGENT, CORE_AGENT):
             mine = by_agent(requests, agent)
             result.requests[agent] = len(mine)
@@ -356,8 +375,9 @@ def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
         "manager's), watches left out; kube-apiserver's conversion webhook calls by target version and their "
         "seconds.",
         "",
-        "| N | controller | reconciles | request latency p50 / p99 (ms) | conversion webhook calls (s) |",
-        "|---|---|---|---|---|",
+        "| N | controller | reconciles | request latency p50 / p99 (ms) | conversion webhook calls (s) "
+        "| Cluster API writes, all agents |",
+        "|---|---|---|---|---|---|",
     ]
     for n, upstream, ours in rows:
         for owner, run, agent in (("upstream", upstream, CORE_AGENT), ("clusterclass", ours, OURS_AGENT)):
@@ -369,7 +389,7 @@ def markdown(release: str, rows: list[tuple[int, Run, Run]]) -> str:
             )
             lines.append(
                 f"| {n} | {owner} | {run.reconciles:.0f} | {ms(latency.get('p50'))} / {ms(latency.get('p99'))} | "
-                f"{calls or 'none'} |"
+                f"{calls or 'none'} | {run.cluster_api_writes} |"
             )
     return "\n".join(lines)
 

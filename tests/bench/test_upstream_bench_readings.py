@@ -9,6 +9,7 @@ conversion webhook call to v1beta1.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -79,6 +80,65 @@ async def test_latency_and_conversions_are_read_from_the_server(
     latency = bench.request_latency_ms(mine)
     assert latency["p50"] is not None and 0 < latency["p50"] <= latency["p99"]
     assert by_agent(mine, mine[0].agent) == mine  # one client, one agent
+
+
+async def test_conversions_follow_the_writes_not_the_readers(
+    bench: ModuleType, audited_apiserver: RealApiServer
+) -> None:
+    """What the bench's conversion reading counts: kube-apiserver converts every write of a v1beta2 Cluster into
+    v1beta1 for its v1beta1 watch cache, with no v1beta1 client at all (kubernetes/kubernetes#129979); a v1beta1
+    watch and list are served from that cache and add none. So a topology controller caching v1beta1 costs
+    kube-apiserver no conversion; its writes do, as everyone's do."""
+    namespace = audited_apiserver.create_namespace("bench-")
+    audit = AuditLog(audited_apiserver.audit_log)
+    audit.mark()
+    client = audited_apiserver.client()
+
+    def to_v1beta1() -> float:
+        return bench.conversions(bench.apiserver_metrics(audited_apiserver.kubeconfig)).get("calls to v1beta1", 0.0)
+
+    async def label_patches(prefix: str, count: int) -> None:
+        for i in range(count):
+            patch = {"metadata": {"labels": {"n": f"{prefix}{i}"}}}
+            await client.patch("cluster.x-k8s.io/v1beta2", "Cluster", "latency", patch, namespace=namespace)
+
+    seen: list[object] = []
+
+    async def watch_in_v1beta1() -> None:
+        async for event in client.watch("cluster.x-k8s.io/v1beta1", "Cluster", namespace=namespace):
+            seen.append(event)
+
+    try:
+        start = to_v1beta1()
+        await client.create(_cluster(namespace))
+        await label_patches("a", 10)
+        for generation in range(1, 11):
+            status = {"status": {"observedGeneration": generation}}
+            await client.patch(
+                "cluster.x-k8s.io/v1beta2", "Cluster", "latency", status, namespace=namespace, status=True
+            )
+        unread = to_v1beta1() - start
+
+        watching = asyncio.ensure_future(watch_in_v1beta1())
+        await asyncio.sleep(1)
+        before = to_v1beta1()
+        await label_patches("b", 10)
+        await asyncio.sleep(1)
+        watched = to_v1beta1() - before
+        watching.cancel()
+
+        before = to_v1beta1()
+        listed = await client.list("cluster.x-k8s.io/v1beta1", "Cluster", namespace=namespace)
+        listing = to_v1beta1() - before
+    finally:
+        await client.close()
+
+    assert 19 <= unread <= 21, unread  # the create and 20 patches in v1beta2, nobody reading v1beta1
+    assert 9 <= watched <= 10, watched  # 10 more patches: the v1beta1 watcher added nothing
+    assert len(seen) >= 10 and len(listed.items) == 1
+    assert listing == 0
+    writes = [r for r in audit.requests() if r.namespace == namespace and bench.is_cluster_api_write(r)]
+    assert len(writes) == 31
 
 
 def test_percentile_is_nearest_rank(bench: ModuleType) -> None:
