@@ -38,7 +38,10 @@ async def hooked(env: Env) -> tuple[Env, FakeExtensions]:
     extensions = FakeExtensions()
     controllers = env.new_controllers()
     controllers.topology.hooks = extensions
-    controllers.topology.lifecycle = LifecycleHooks(extensions, controllers.manager.client)
+    manager = controllers.manager
+    controllers.topology.lifecycle = LifecycleHooks(
+        extensions, manager.client, write_versions=manager.preferred_version, api_versions=manager.reader.api_versions
+    )
     env.controllers = await controllers.start()
     return env, extensions
 
@@ -59,6 +62,11 @@ async def test_before_cluster_create_holds_everything_until_it_lets_go(hooked: t
     await env.wait_reconciled()
     assert sorted(await env.machine_pools()) == ["mp-0", "mp-1"]
     assert ANNOTATION_PENDING_HOOKS in (await env.cluster())["metadata"]["annotations"]  # AfterControlPlaneInitialized
+    # the annotation is written in the stored version: an entry in another one costs kube-apiserver a conversion of
+    # its fields on every later write of the Cluster
+    stored = await env.get("cluster.x-k8s.io/v1beta2", "Cluster", "demo")
+    ours = {(e["manager"], e["apiVersion"]) for e in stored["metadata"]["managedFields"] if e["manager"] != "test"}
+    assert ours and {version for _, version in ours} == {"cluster.x-k8s.io/v1beta2"}, ours  # "test" wrote v1beta1
 
 
 async def test_an_upgrade_passes_through_every_hook(hooked: tuple[Env, FakeExtensions]) -> None:

@@ -121,6 +121,17 @@ def test_run_with_the_simulated_providers_under_the_generated_roles(installed: I
         assert run.metric("controller_runtime_webhook_requests_total", webhook=CONVERSION_PATH, code="200") > 0
 
         wait_as_admin(installed, lambda client: cluster_ready(client, "default"), "the quick-start Cluster to be ready")
+        # every write went in the version the server stores: a managedFields entry in another version makes
+        # kube-apiserver convert its fields through the webhook on every later write of the object, by anyone
+        for resource in ("clusters", "machinedeployments", "machinesets", "machinepools", "machines"):
+            shown = kubectl(admin, "get", f"{resource}.v1beta2.cluster.x-k8s.io", "-o", "json", "--show-managed-fields")
+            older = [
+                (resource, obj["metadata"]["name"], entry["manager"], entry["apiVersion"])
+                for obj in json.loads(shown.stdout)["items"]
+                for entry in obj["metadata"].get("managedFields") or []
+                if entry["apiVersion"] != "cluster.x-k8s.io/v1beta2"
+            ]
+            assert older == [], older
         described = subprocess.run(
             [sys.executable, "-m", "clusterclass.cli.main", "describe", "cluster", "demo", "--kubeconfig", str(admin)],
             capture_output=True, text=True, timeout=60,
