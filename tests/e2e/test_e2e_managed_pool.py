@@ -223,3 +223,32 @@ async def test_a_managed_pool_waits_for_the_workload_cluster_without_losing_anyt
 
     await eventually(waiting, what="the DockerMachinePool to report the workload cluster unreachable")
     assert world.pool_nodes() == []
+
+
+async def test_a_pool_whose_cluster_names_no_infrastructure_yet_waits_to_know_what_it_is(world: ManagedWorld) -> None:
+    """Upstream's topology controller creates the pools while the Cluster's refs are on their way: a pool decided
+    to be a Docker one then kept ``infrastructureMachineKind``, and upstream's MachinePool controller waited for
+    Machines a managed pool never makes (seen beside upstream's managers, one MachinePool of 100 never Ready)."""
+    refs = {"spec": {"infrastructureRef": None}}
+    await world.client.patch(CAPI, "Cluster", CLUSTER, refs, namespace=world.namespace)
+    for obj in machine_pool(world.namespace, 1, "v1.28.0"):
+        await world.client.create(obj)
+
+    async def seen_by_the_provider() -> bool:
+        pool = await world.get(CAPI, "MachinePool", "mp-0")
+        return bool(dig(pool, "status", "observedGeneration")) or bool(dig(pool, "metadata", "finalizers"))
+
+    await eventually(seen_by_the_provider, what="the core MachinePool controller to have reconciled the pool")
+    docker_pool = await world.get(INFRA, "DockerMachinePool", "mp-0")
+    assert "infrastructureMachineKind" not in (docker_pool.get("status") or {})
+
+    await world.client.patch(
+        CAPI,
+        "Cluster",
+        CLUSTER,
+        {"spec": cluster_of_another_provider(world.namespace)["spec"]},
+        namespace=world.namespace,
+    )
+    await eventually(lambda: pool_ready(world, 1, "v1.28.0"), what="one Node, the pool a managed one")
+    docker_pool = await world.get(INFRA, "DockerMachinePool", "mp-0")
+    assert "infrastructureMachineKind" not in (docker_pool.get("status") or {})

@@ -136,7 +136,12 @@ class DockerMachinePoolController(ProviderController):
             if cluster is not None and is_managed(cluster):
                 return await self._delete_managed(current, docker_pool, cluster)
             return await self._delete(current, docker_pool, instances)
-        if cluster is None:
+        if cluster is None or not dig(cluster, "spec", "infrastructureRef", "kind"):
+            # which kind of pool this is depends on the Cluster's infrastructure (module doc): until the Cluster
+            # names it, nothing is decided. A pool taken for a Docker one before its Cluster's refs were seen
+            # (upstream's topology controller creates the pools while the Cluster's refs are on their way) kept
+            # infrastructureMachineKind set, and upstream's MachinePool controller then waited for Machines a
+            # managed pool never has; the Cluster's watch brings it back here once the refs are set
             return None
         if is_managed(cluster):
             return await self._reconcile_managed(current, docker_pool, pool, cluster)
