@@ -31,7 +31,9 @@ Reported per N and controller:
   clusterclass run (same Clusters, same providers; the difference is the topology and ClusterClass controllers);
 - CPU seconds and peak RSS: clusterclass's process; for upstream, the core manager's CPU in the upstream run minus
   its CPU in the clusterclass run, and its peak RSS (whole process: not separable);
-- requests in the idle window, by the same split;
+- requests in the idle window, by the same split. The window starts once neither the clusterclass process nor the
+  core manager has made a request but watches for ``--quiet`` seconds (the seconds that took, and the requests
+  until then, are reported too): "all Ready" comes before the providers' last writes and the answers to them;
 - to tell where a reconcile's time goes (``--save``'s JSON, and the second table): the topology controller's
   reconciles, the latency of each agent's requests as kube-apiserver logged them (arrival to response, watches
   left out: p50 and p99), and kube-apiserver's calls of the Cluster API conversion webhook during the run, by
@@ -48,8 +50,8 @@ Reported per N and controller:
 Usage::
 
     .venv/bin/python bench/upstream.py [--release v1.14.0] [--clusters 10 100 300] [--workers 1]
-        [--pool-replicas 1] [--idle 300] [--concurrency 20] [--poll 2] [--timeout 3600] [--markdown | --json]
-        [--keep-logs DIR] [--save FILE] [--owners upstream clusterclass]
+        [--pool-replicas 1] [--idle 300] [--quiet 30] [--concurrency 20] [--poll 2] [--timeout 3600]
+        [--markdown | --json] [--keep-logs DIR] [--save FILE] [--owners upstream clusterclass]
 """
 
 from __future__ import annotations
@@ -177,6 +179,28 @@ def conversions(metrics: str) -> dict[str, float]:
     return found
 
 
+async def wait_for_quiet(
+    audit: AuditLog, agents: tuple[str, ...], quiet: float, timeout: float
+) -> tuple[float | None, list[Request]]:
+    """Wait until none of ``agents`` made a request but watches for ``quiet`` seconds in a row; the seconds it took
+    (None: not within ``timeout``) and the requests made until then. "All Ready" comes before the providers' last
+    status writes and the topology controllers' answers to them, and at N=100 on two cores that tail (Events
+    still being sent among it) lasts minutes: the idle window measures a converged management cluster after it."""
+    audit.mark()
+    started = time.monotonic()
+    quiet_since = started
+    seen: list[Request] = []
+    while time.monotonic() - quiet_since < quiet:
+        if time.monotonic() - started > timeout:
+            return None, seen
+        await asyncio.sleep(min(2.0, quiet / 4))
+        new = [r for r in audit.take() if r.agent in agents and r.verb != "watch"]
+        if new:
+            seen += new
+            quiet_since = time.monotonic()
+    return round(quiet_since - started, 1), seen
+
+
 def is_cluster_api_write(request: Request) -> bool:
     """A write that stored a Cluster API object (any ``*.cluster.x-k8s.io`` group, status included, dry runs and
     refusals not): each costs kube-apiserver one conversion to every other version it serves (module doc)."""
@@ -209,6 +233,8 @@ class Run:
     latency_ms: dict[str, dict[str, float | None]] = field(default_factory=dict)  # agent → p50/p99, until ready
     by_version: dict[str, dict[str, int]] = field(default_factory=dict)  # agent → "verb resource group/version" → count
     conversions: dict[str, float] = field(default_factory=dict)  # kube-apiserver's webhook conversions until ready
+    quiet_after_seconds: float | None = None  # from all Ready until the topology agents went quiet (--quiet)
+    until_quiet: dict[str, int] = field(default_factory=dict)  # agent → requests until then
     cluster_api_writes: int = 0  # writes of Cluster API objects by every agent until ready (what conversions follow)
 
 
@@ -305,6 +331,13 @@ async def run_one(release: Release, owner: str, n: int, args: argparse.Namespace
         for attribute, q in (("p50_ms", 0.5), ("p99_ms", 0.99)):
             value = quantile(metrics, q)
             setattr(result, attribute, None if value is None else value * 1000)
+        if args.quiet:
+            result.quiet_after_seconds, before_quiet = await wait_for_quiet(
+                audit, (OURS_AGENT, CORE_AGENT), args.quiet, args.timeout
+            )
+            result.until_quiet = {agent: len(by_agent(before_quiet, agent)) for agent in (OURS_AGENT, CORE_AGENT)}
+            if args.progress:
+                print(f"  quiet after {result.quiet_after_seconds}s: {result.until_quiet} before", file=sys.stderr)
         audit.mark()
         await asyncio.sleep(args.idle)
         idle = [r for r in audit.requests() if r.agent != "bench"]
@@ -437,6 +470,13 @@ def main() -> int:
         help="Nodes of each Cluster's MachinePool (0: no MachinePool; the simulated DockerMachinePool provisions it)",
     )
     parser.add_argument("--idle", type=float, default=300.0, help="seconds of idling measured after all are Ready")
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=30.0,
+        help="before the idle window, wait until neither topology agent made a request but watches for this many "
+        "seconds (0: not)",
+    )
     parser.add_argument("--concurrency", type=int, default=20, help="Cluster creates in flight")
     parser.add_argument("--poll", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=3600.0)

@@ -141,6 +141,37 @@ async def test_conversions_follow_the_writes_not_the_readers(
     assert len(writes) == 31
 
 
+async def test_the_idle_window_waits_for_the_agents_to_go_quiet(
+    bench: ModuleType, audited_apiserver: RealApiServer
+) -> None:
+    """``--quiet``: the requests an agent makes while the bench waits are counted before the window, and the wait
+    ends once a quiet period has passed after the last of them."""
+    namespace = audited_apiserver.create_namespace("bench-")
+    client = audited_apiserver.client()
+    probe = AuditLog(audited_apiserver.audit_log)
+    probe.mark()
+    try:
+        await client.create(_cluster(namespace))
+        await asyncio.sleep(1)
+        agent = next(r.agent for r in probe.take() if r.namespace == namespace)
+
+        async def busy_for_a_while() -> None:
+            for i in range(4):
+                patch = {"metadata": {"labels": {"n": str(i)}}}
+                await client.patch("cluster.x-k8s.io/v1beta2", "Cluster", "latency", patch, namespace=namespace)
+                await asyncio.sleep(0.5)
+
+        audit = AuditLog(audited_apiserver.audit_log)
+        writing = asyncio.ensure_future(busy_for_a_while())
+        after, seen = await bench.wait_for_quiet(audit, (agent,), 2.0, 60.0)
+        await writing
+    finally:
+        await client.close()
+    assert after is not None and after >= 1.0  # the last patch came 1.5 s after the first
+    assert [r.verb for r in seen if r.namespace == namespace] == ["patch"] * 4
+    assert await bench.wait_for_quiet(AuditLog(audited_apiserver.audit_log), (agent,), 0.5, 0.2) == (None, [])
+
+
 def test_percentile_is_nearest_rank(bench: ModuleType) -> None:
     assert bench.percentile([], 0.5) is None
     assert bench.percentile([3.0, 1.0, 2.0], 0.5) == 2.0

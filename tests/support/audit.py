@@ -99,6 +99,26 @@ class AuditLog:
         """Forget everything logged so far: later reads start here."""
         self.offset = self.path.stat().st_size if self.path.exists() else 0
 
+    def take(self) -> list[Request]:
+        """Every request logged since the last :meth:`mark` or :meth:`take`, and mark after the last complete line
+        read (so a line written meanwhile is read by the next take, not lost)."""
+        if not self.path.exists():
+            return []
+        taken = []
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            for line in log:
+                if not line.endswith(b"\n"):
+                    break
+                self.offset += len(line)
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("stage") == "ResponseComplete":
+                    taken.append(_request(event))
+        return taken
+
     def requests(self) -> Iterator[Request]:
         """Every request logged since the last :meth:`mark` (complete lines only)."""
         if not self.path.exists():
