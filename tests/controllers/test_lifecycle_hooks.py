@@ -38,10 +38,7 @@ async def hooked(env: Env) -> tuple[Env, FakeExtensions]:
     extensions = FakeExtensions()
     controllers = env.new_controllers()
     controllers.topology.hooks = extensions
-    manager = controllers.manager
-    controllers.topology.lifecycle = LifecycleHooks(
-        extensions, manager.client, write_versions=manager.preferred_version, api_versions=manager.reader.api_versions
-    )
+    controllers.topology.lifecycle = LifecycleHooks(extensions, controllers.topology.ssa)
     env.controllers = await controllers.start()
     return env, extensions
 

@@ -137,16 +137,7 @@ class ClusterTopologyController:
         self.hooks = hooks
         #: the Runtime Extensions external patches call (used only with the Runtime SDK on)
         self.extensions = extensions
-        self.lifecycle = (
-            LifecycleHooks(
-                hooks,
-                manager.client,
-                write_versions=manager.preferred_version,
-                api_versions=manager.reader.api_versions,
-            )
-            if hooks is not None
-            else None
-        )
+        self.lifecycle = LifecycleHooks(hooks, self.ssa) if hooks is not None else None
         self.events: EventRecorder = manager.event_recorder(CONTROLLER_NAME)
         self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=self.options.workers, clock=manager.clock)
         self._filter = has_filter_label(self.options.watch_filter)

@@ -33,11 +33,9 @@ from typing import Protocol, TypeVar
 
 from clusterclass.api import constants as c
 from clusterclass.api.conditions import is_true
-from clusterclass.api.contracts import bundled_contracts
-from clusterclass.api.conversion import ApiVersions, convert
-from clusterclass.api.objects import Obj, annotations_of, dig, name_of, namespace_of
+from clusterclass.api.objects import Obj, annotations_of, dig
+from clusterclass.controllers.topology.structuredmerge import ServerSideApply
 from clusterclass.errors import ClusterClassError
-from clusterclass.kube.client import Client
 from clusterclass.topology.hooks import ANNOTATION_PENDING_HOOKS, HookResponse, HookTracker, is_pending
 from clusterclass.topology.patches.external import ExtensionAnswers, ExtensionCallFailed, ExtensionCallNeeded
 from clusterclass.topology.upgrade import UpgradeTracker
@@ -142,19 +140,10 @@ def fully_upgraded(upgrades: UpgradeTracker) -> bool:
 class LifecycleHooks:
     """Calls the hooks around the pipeline for one Cluster and keeps the pending-hooks annotation."""
 
-    def __init__(
-        self,
-        caller: HookCaller,
-        client: Client,
-        *,
-        write_versions: Callable[[str, str], Awaitable[str]] | None = None,
-        api_versions: ApiVersions | None = None,
-    ) -> None:
+    def __init__(self, caller: HookCaller, ssa: ServerSideApply) -> None:
         self.caller = caller
-        self.client = client
-        #: the version the Cluster's annotations are patched in (the server's preferred; default: as given)
-        self.write_versions = write_versions
-        self.api_versions = api_versions
+        #: writes the Cluster's annotations in the version the management cluster stores it in
+        self.ssa = ssa
 
     async def _call(self, hook: str, cluster: Obj, request: Obj, tracker: HookTracker) -> HookResponse:
         response = await self.caller.call(hook, cluster, request)
@@ -206,24 +195,8 @@ class LifecycleHooks:
         return await self._patch_annotations(cluster, {ANNOTATION_PENDING_HOOKS: ",".join(after) if after else None})
 
     async def _patch_annotations(self, cluster: Obj, annotations: dict[str, str | None]) -> Obj:
-        """Patch the Cluster's annotations in the version the server prefers; the Cluster after, as given.
-
-        Not in the pipeline's v1beta1 on a v1beta2 management cluster: a write in another version than the stored
-        one leaves a managedFields entry in it, and kube-apiserver then converts that entry's fields through the
-        conversion webhook on every later write of the Cluster by anyone (its status is written dozens of times).
-        """
-        given = str(cluster.get("apiVersion") or c.CLUSTER_API_VERSION)
-        written = await self.write_versions(given, c.KIND_CLUSTER) if self.write_versions is not None else given
-        patched = await self.client.patch(
-            written,
-            c.KIND_CLUSTER,
-            name_of(cluster),
-            {"metadata": {"annotations": annotations}},
-            namespace=namespace_of(cluster),
-        )
-        if written == given:
-            return patched
-        return convert(patched, given, api_versions=self.api_versions or bundled_contracts())
+        """Patch the Cluster's annotations (in the version it is written in); the Cluster after, as given."""
+        return await self.ssa.merge_patch_metadata(cluster, {"annotations": annotations})
 
 
 def requeue_after(tracker: HookTracker) -> float | None:

@@ -140,10 +140,9 @@ class TemplateCleanup:
         await self._patch_finalizers(obj, finalizers)
 
     async def _patch_finalizers(self, obj: Obj, finalizers: list[str]) -> None:
-        # in the version the server prefers (v1beta2 where served), whatever version the cache holds: a write in
-        # another version than the stored one leaves a managedFields entry in it, and kube-apiserver then converts
-        # that entry's fields through the conversion webhook on every later write of the object by anyone (three
-        # conversions more per write, measured: tests/bench/test_upstream_bench_readings.py)
+        # in the version the server prefers (v1beta2 where served), whatever version the cache holds, for the
+        # reason ServerSideApply.merge_patch_metadata gives (a managedFields entry in another version costs
+        # kube-apiserver conversions on every later write of the object)
         api_version = await self.manager.preferred_version(str(obj.get("apiVersion")), str(obj.get("kind")))
         with contextlib.suppress(NotFound):
             await self.manager.client.patch(
