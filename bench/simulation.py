@@ -91,11 +91,14 @@ from statistics import quantiles
 from typing import Any
 
 from clusterclass.api import constants as c
+from clusterclass.api.jsoncopy import json_copy
+from clusterclass.api.merge_patch import create_merge_patch
 from clusterclass.api.objects import Obj, dig, labels_of, name_of, namespace_of
 from clusterclass.apiserver import MemoryClient, MemoryStore
 from clusterclass.cli.running import tune_long_running_process
 from clusterclass.controllers import ControllerOptions, Controllers
 from clusterclass.controllers.runtime.controller import Controller
+from clusterclass.controllers.topology import structuredmerge
 from clusterclass.describe.collect import collect
 from clusterclass.describe.objects import ClusterObjects
 from clusterclass.describe.readiness import pending
@@ -179,35 +182,37 @@ class KindCountingClient(CountingClient):
         #: while set, every write is recorded in it with what it changed (``--idle-trace``)
         self.trace: RequestTrace | None = None
 
-    async def _traced(self, verb: str, obj: Obj, call: Callable[[], Awaitable[Obj]]) -> Obj:
+    async def _traced(
+        self, verb: str, api_version: str, kind: str, name: str, namespace: str | None, call: Awaitable[Obj]
+    ) -> Obj:
         trace = self.trace
         if trace is None:
-            return await call()
-        api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
-        name, namespace = name_of(obj), namespace_of(obj) or None
+            return await call
         before = trace.stored(api_version, kind, name, namespace)
         try:
-            result = await call()
+            result = await call
         except Exception as err:
             trace.write(verb, before, before, kind, name, error=f"{type(err).__name__}: {err}"[:300])
             raise
         trace.write(verb, before, trace.stored(api_version, kind, name, namespace), kind, name)
         return result
 
+    def _traced_write(self, verb: str, obj: Obj, call: Awaitable[Obj]) -> Awaitable[Obj]:
+        api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
+        return self._traced(verb, api_version, kind, name_of(obj), namespace_of(obj) or None, call)
+
     async def update(self, obj: Obj, **options: Any) -> Obj:
-        return await self._traced("update", obj, lambda: super(KindCountingClient, self).update(obj, **options))
+        return await self._traced_write("update", obj, super().update(obj, **options))
 
     async def update_status(self, obj: Obj, **options: Any) -> Obj:
-        return await self._traced(
-            "update_status", obj, lambda: super(KindCountingClient, self).update_status(obj, **options)
-        )
+        return await self._traced_write("update_status", obj, super().update_status(obj, **options))
 
     async def apply(self, obj: Obj, **options: Any) -> Obj:
-        if options.get("dry_run"):
-            if self.trace is not None:
-                self.trace.dry_run(obj)
-            return await super().apply(obj, **options)
-        return await self._traced("apply", obj, lambda: super(KindCountingClient, self).apply(obj, **options))
+        if not options.get("dry_run"):
+            return await self._traced_write("apply", obj, super().apply(obj, **options))
+        if self.trace is not None:
+            self.trace.dry_run(obj)
+        return await super().apply(obj, **options)
 
     def _count(self, verb: str, what: Any) -> None:
         super()._count(verb, what)
@@ -218,12 +223,8 @@ class KindCountingClient(CountingClient):
     async def patch(self, api_version: str, kind: str, name: str, patch: Any, **options: Any) -> Obj:
         verb = "patch_status" if options.get("status") else "patch"
         self.writes_by_kind[(kind, verb)] += 1
-        target = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}
-        if options.get("namespace"):
-            target["metadata"]["namespace"] = options["namespace"]
-        return await self._traced(
-            verb, target, lambda: super(KindCountingClient, self).patch(api_version, kind, name, patch, **options)
-        )
+        call = super().patch(api_version, kind, name, patch, **options)
+        return await self._traced(verb, api_version, kind, name, options.get("namespace") or None, call)
 
 
 class RequestTrace:
@@ -247,27 +248,14 @@ class RequestTrace:
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
-        from clusterclass.controllers.topology import structuredmerge
-
         original_request_id = structuredmerge.request_id
         original_contains = structuredmerge.AnswerCache.__contains__
 
         def request_id(current: Obj, intent: Obj) -> str:
             key = original_request_id(current, intent)
-            metadata = current.get("metadata") or {}
-            annotations = dict(metadata.get("annotations") or {})
-            annotations.pop("cluster.x-k8s.io/conversion-data", None)
             parts = {
-                "generation": metadata.get("generation"),
-                "uid": metadata.get("uid"),
-                "labels": metadata.get("labels"),
-                "annotations": annotations,
-                "ownerReferences": metadata.get("ownerReferences"),
-                "own apply entry": [
-                    {k: v for k, v in e.items() if k != "time"}
-                    for e in metadata.get("managedFields") or []
-                    if e.get("manager") == structuredmerge.TOPOLOGY_MANAGER and e.get("operation") == "Apply"
-                ],
+                "generation": dig(current, "metadata", "generation"),
+                **structuredmerge.answer_depends_on(current),
                 "intent": structuredmerge._digest(intent),
             }
             prefix = key.split(".", 1)[0] + f" {namespace_of(current)}/{name_of(current)}"
@@ -319,13 +307,11 @@ class RequestTrace:
         self, verb: str, before: Obj | None, after: Obj | None, kind: str, name: str, *, error: str | None = None
     ) -> None:
         def plain(obj: Obj | None) -> Obj:
-            obj = copy.deepcopy(obj or {})
+            obj = json_copy(obj or {})
             metadata = obj.get("metadata") or {}
             for key in ("resourceVersion", "managedFields"):
                 metadata.pop(key, None)
             return obj
-
-        from clusterclass.api.merge_patch import create_merge_patch
 
         self.entries.append(
             {

@@ -11,31 +11,21 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "simulation.py"
 
 
-def test_two_clusters_come_up_stay_quiet_and_upgrade() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH),
-            "--clusters",
-            "2",
-            "--quiet",
-            "2",
-            "--idle",
-            "1",
-            "--upgrade",
-            "v1.29.0",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def run_bench(*args: str) -> dict[str, Any]:
+    """One run of the bench (one K) with ``args``; its result."""
+    done = subprocess.run([sys.executable, str(BENCH), *args, "--json"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (result,) = json.loads(done.stdout)
+    return result  # type: ignore[no-any-return]
+
+
+def test_two_clusters_come_up_stay_quiet_and_upgrade() -> None:
+    result = run_bench("--clusters", "2", "--quiet", "2", "--idle", "1", "--upgrade", "v1.29.0")
     assert result["ready"] == 2 and not result["timed_out"]
     assert result["verify"]["disagreements"] == 0
     assert result["management_objects"]["Machine"] == 8  # each: 1 control-plane Machine, 1 MD Machine, 2 MP Nodes
@@ -52,26 +42,7 @@ def test_the_idle_trace_records_every_write_and_change_check_of_the_window(tmp_p
     requests to explain. Each write the window counted is in the trace with what it changed, each change check's
     two dry runs with why."""
     trace = tmp_path / "trace"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH),
-            "--clusters",
-            "3",
-            "--settle",
-            "0",
-            "--idle",
-            "3",
-            "--idle-trace",
-            str(trace),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    (result,) = json.loads(done.stdout)
+    result = run_bench("--clusters", "3", "--settle", "0", "--quiet", "0", "--idle", "3", "--idle-trace", str(trace))
     entries = [json.loads(line) for line in (tmp_path / "trace.3").read_text().splitlines()]
     verbs = result["idle"]["verbs"]
     dry_runs = [e for e in entries if e["verb"] == "apply_dry_run"]

@@ -99,41 +99,35 @@ class AuditLog:
         """Forget everything logged so far: later reads start here."""
         self.offset = self.path.stat().st_size if self.path.exists() else 0
 
+    def _read(self) -> Iterator[tuple[int, Request | None]]:
+        """From the mark on, each complete line's end offset and its request (None: not a completed one)."""
+        if not self.path.exists():
+            return
+        offset = self.offset
+        with self.path.open("rb") as log:
+            log.seek(offset)
+            for line in log:
+                if not line.endswith(b"\n"):
+                    break
+                offset += len(line)
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    yield offset, None
+                    continue
+                yield offset, _request(event) if event.get("stage") == "ResponseComplete" else None
+
     def take(self) -> list[Request]:
         """Every request logged since the last :meth:`mark` or :meth:`take`, and mark after the last complete line
         read (so a line written meanwhile is read by the next take, not lost)."""
-        if not self.path.exists():
-            return []
-        taken = []
-        with self.path.open("rb") as log:
-            log.seek(self.offset)
-            for line in log:
-                if not line.endswith(b"\n"):
-                    break
-                self.offset += len(line)
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if event.get("stage") == "ResponseComplete":
-                    taken.append(_request(event))
-        return taken
+        read = list(self._read())
+        if read:
+            self.offset = read[-1][0]
+        return [request for _, request in read if request is not None]
 
     def requests(self) -> Iterator[Request]:
         """Every request logged since the last :meth:`mark` (complete lines only)."""
-        if not self.path.exists():
-            return
-        with self.path.open("rb") as log:
-            log.seek(self.offset)
-            for line in log:
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if event.get("stage") == "ResponseComplete":
-                    yield _request(event)
+        return (request for _, request in self._read() if request is not None)
 
 
 def by_agent(requests: Iterable[Request], agent: str) -> list[Request]:
